@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every test:
+#   1. the release build and its test suite (ctest),
+#   2. a clang ASan/UBSan build running the parser suites and the fuzzers.
+# The llama.cpp peer is installed from npm; peer tests skip if that fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=${SYNAPSE_JOBS:-$(nproc)}
+
+bash scripts/setup.sh
+
+echo "== release build"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+ninja -C build -j "$jobs"
+
+echo "== llama.cpp peer"
+bash bench/peer/install.sh build/peer || echo "peer not installed: tests that need it will skip"
+
+echo "== tests"
+ctest --test-dir build --output-on-failure -j "$jobs" -LE slow
+
+echo "== sanitizer build (clang, ASan + UBSan) and fuzzing"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_COMPILER=clang++ -DSYNAPSE_SANITIZE=ON -DSYNAPSE_FUZZ=ON >/dev/null
+ninja -C build-asan -j "$jobs" synapse synapse_tests fuzz_gguf
+ASAN_OPTIONS=detect_leaks=1 ./build-asan/tests/synapse_tests --gtest_filter='Gguf*:Encoding*' --gtest_brief=1
+ctest --test-dir build-asan --output-on-failure -L fuzz

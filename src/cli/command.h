@@ -1,0 +1,32 @@
+// Subcommands register themselves here; main() only dispatches. Adding a
+// command means adding one file in src/cli/, nothing else.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace synapse::cli {
+
+// Exit codes shared by every command.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;  // bad input file, failed run
+inline constexpr int kExitUsage = 2;  // bad flags, missing arguments
+
+struct Command {
+  const char* name;
+  const char* summary;
+  // Declares the command's flags on `app`; returns the action to run once
+  // the flags are parsed. The action returns an exit code.
+  std::function<std::function<int()>(CLI::App& app)> setup;
+};
+
+std::vector<Command>& registry();
+
+struct Register {
+  explicit Register(Command c) { registry().push_back(std::move(c)); }
+};
+
+}  // namespace synapse::cli

@@ -1,0 +1,40 @@
+// synapse synth: random-weight GGUF files of real architectures, with
+// llama.cpp's exact tensor names and metadata keys, deterministic for a seed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace synapse {
+
+struct SynthOptions {
+  // llama, qwen2, qwen3, olmoe, qwen2moe, qwen3moe, mixtral; empty: the
+  // preset's own architecture (llama for tiny).
+  std::string arch;
+  std::string preset;  // tiny, smollm2-135m, qwen2.5-0.5b, llama-3.2-1b, olmoe-1b-7b; empty: tiny
+  std::string type;    // f32, f16, bf16, q8_0, q4_0, q4_k, q6_k, q4_k_m, ...; empty: f32
+  uint64_t seed = 0;
+  // Every quantizable weight gets `type` (as llama-quantize --pure), instead
+  // of llama.cpp's per-tensor mix for that file type.
+  bool pure = false;
+  unsigned threads = 0;  // threads generating a tensor's rows; 0: one per core
+  // Explicit overrides of the preset's shape. n_ff is the width of the FFN
+  // tensors: per expert for MoE architectures.
+  std::optional<uint32_t> n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab, n_expert,
+      n_expert_used;
+};
+
+std::vector<std::string> synth_arches();
+std::vector<std::string> synth_presets();
+std::vector<std::string> synth_types();
+
+// Writes the model to `path`. Throws synapse::Error (Usage for unknown
+// arch/preset/type or inconsistent shapes). `progress(done, total)` is
+// called as tensors are written.
+void synth_model(const SynthOptions& opts, const std::string& path,
+                 const std::function<void(size_t, size_t)>& progress = {});
+
+}  // namespace synapse
