@@ -9,7 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev
   libhwy-dev libpcre2-dev libomp-dev
-  ca-certificates
+  ca-certificates xxd                  # xxd: bench/peer/install.sh checksum
 )
 
 sudo_cmd=()

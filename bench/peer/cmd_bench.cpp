@@ -1,0 +1,135 @@
+// bench FILE --pp 512 --tg 128 -t T -r R: throughput measured the way
+// llama-bench does it, so numbers compare with published llama-bench runs.
+//   pp<N>: N random token ids decoded as one batch (one ubatch) into an empty
+//          context; t/s = N / time.
+//   tg<N>: N single-token decodes of random ids from an empty context.
+// Each test has its own context (n_ctx = the test's tokens, as llama-bench),
+// one untimed warm-up run, then R timed repetitions, each starting from a
+// cleared memory. Token ids come from a fixed seed. One JSON line per test.
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "llama_session.h"
+#include "peer_commands.h"
+#include "peer_error.h"
+#include "peer_output.h"
+
+namespace synapse::peer {
+namespace {
+
+constexpr uint32_t kSeed = 1234;
+// llama-bench's default n_batch/n_ubatch, used by the tg test.
+constexpr uint32_t kDefaultBatch = 512;
+
+struct BenchArgs {
+  std::string model;
+  uint32_t pp = 512;
+  uint32_t tg = 128;
+  int32_t threads = 1;
+  AttentionOptions attention;
+  int32_t reps = 5;
+};
+
+std::vector<llama_token> random_tokens(uint32_t n, int32_t n_vocab) {
+  std::mt19937 rng(kSeed);
+  std::vector<llama_token> tokens(n);
+  for (auto& t : tokens) t = static_cast<llama_token>(rng() % static_cast<uint32_t>(n_vocab));
+  return tokens;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double time_prompt(LlamaSession& session, const std::vector<llama_token>& tokens) {
+  session.clear_memory();
+  const auto start = std::chrono::steady_clock::now();
+  session.decode(tokens, 0, /*all_logits=*/false);
+  return seconds_since(start);
+}
+
+double time_generation(LlamaSession& session, const std::vector<llama_token>& tokens) {
+  session.clear_memory();
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    session.decode(std::span(&tokens[i], 1), static_cast<llama_pos>(i), /*all_logits=*/false);
+  }
+  return seconds_since(start);
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+void report(const BenchArgs& args, const char* kind, uint32_t n_prompt, uint32_t n_gen,
+            const std::vector<double>& tps) {
+  const nlohmann::json line = {
+      {"test", std::string(kind) + std::to_string(n_prompt + n_gen)},
+      {"model", args.model},
+      {"n_prompt", n_prompt},
+      {"n_gen", n_gen},
+      {"n_threads", args.threads},
+      {"reps", args.reps},
+      {"tps", tps},
+      {"median_tps", median(tps)},
+  };
+  OutputFile out("-");
+  out.write_text(line.dump() + "\n");
+  out.close();
+}
+
+int run_bench(const BenchArgs& args, const PeerOptions& options) {
+  const LlamaApi api = start_peer(options);
+  const LlamaModel model(api, args.model);
+
+  if (args.pp > 0) {
+    LlamaSession session(api, model,
+                         {.n_ctx = args.pp,
+                          .n_batch = args.pp,
+                          .n_threads = args.threads,
+                          .attention = args.attention});
+    const std::vector<llama_token> tokens = random_tokens(args.pp, model.n_vocab());
+    time_prompt(session, tokens);  // warm-up
+    std::vector<double> tps;
+    for (int32_t r = 0; r < args.reps; ++r) tps.push_back(args.pp / time_prompt(session, tokens));
+    report(args, "pp", args.pp, 0, tps);
+  }
+  if (args.tg > 0) {
+    LlamaSession session(api, model,
+                         {.n_ctx = args.tg,
+                          .n_batch = kDefaultBatch,
+                          .n_threads = args.threads,
+                          .attention = args.attention});
+    const std::vector<llama_token> tokens = random_tokens(args.tg, model.n_vocab());
+    time_generation(session, {tokens.front()});  // warm-up: one token, as llama-bench
+    std::vector<double> tps;
+    for (int32_t r = 0; r < args.reps; ++r) {
+      tps.push_back(args.tg / time_generation(session, tokens));
+    }
+    report(args, "tg", 0, args.tg, tps);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Action setup_bench(CLI::App& sub, const PeerOptions& options) {
+  auto args = std::make_shared<BenchArgs>();
+  sub.add_option("file", args->model, "GGUF model")->required();
+  sub.add_option("--pp", args->pp, "prompt length of the pp test, 0 to skip (default 512)");
+  sub.add_option("--tg", args->tg, "generated tokens of the tg test, 0 to skip (default 128)");
+  add_attention_flags(sub, args->attention);
+  sub.add_option("-t,--threads", args->threads, "threads (default 1)")->check(CLI::Range(1, 1024));
+  sub.add_option("-r,--reps", args->reps, "timed repetitions (default 5)")
+      ->check(CLI::Range(1, 1000));
+  return [args, &options] { return run_bench(*args, options); };
+}
+
+}  // namespace synapse::peer

@@ -1,0 +1,20 @@
+// The table of known encodings with their codecs (internal to encoding/).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/encoding/codecs.h"
+#include "kernels/encoding/encoding.h"
+
+namespace synapse {
+
+struct EncodingEntry {
+  EncodingInfo info;
+  codecs::DequantizeFn dequantize;  // null when info.has_codec is false
+  codecs::QuantizeFn quantize;
+};
+
+// The entry for a raw ggml type id, or null when the id is unknown.
+const EncodingEntry* find_encoding_entry(uint32_t id);
+
+}  // namespace synapse
