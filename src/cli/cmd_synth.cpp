@@ -1,0 +1,116 @@
+// synapse synth: write a random-weight GGUF of a real architecture.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include "cli/command.h"
+#include "format/gguf_reader.h"
+#include "synth/synth.h"
+#include "synth/synth_names.h"
+
+namespace synapse::cli {
+namespace {
+
+// "tensors written / total" on one updating stderr line. On a terminal it
+// follows every tensor; elsewhere (a log) it appears only once writing has
+// taken a while, a big file, and then only every tenth of the tensors.
+class ProgressLine {
+ public:
+  ProgressLine() : tty_(::isatty(STDERR_FILENO) == 1), start_(Clock::now()) {}
+  ~ProgressLine() {
+    if (shown_) std::fputc('\n', stderr);
+  }
+
+  void update(size_t done, size_t total) {
+    if (!tty_) {
+      if (Clock::now() - start_ < kQuietFor) return;
+      const size_t tenth = done * 10 / total;
+      if (shown_ && tenth == last_tenth_ && done != total) return;
+      last_tenth_ = tenth;
+    }
+    shown_ = true;
+    std::fprintf(stderr, "\rsynth: %zu/%zu tensors written", done, total);
+    std::fflush(stderr);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::seconds kQuietFor{2};
+  bool tty_;
+  Clock::time_point start_;
+  bool shown_ = false;
+  size_t last_tenth_ = 0;
+};
+
+struct SynthArgs {
+  SynthArgs() {
+    opts.preset = "tiny";
+    opts.type = "f32";
+  }
+  SynthOptions opts;
+  std::string output;
+};
+
+int run_synth(const SynthArgs& args) {
+  {
+    ProgressLine progress;
+    synth_model(args.opts, args.output,
+                [&progress](size_t done, size_t total) { progress.update(done, total); });
+  }
+  // Read the result back: the summary states what is in the file.
+  const GgufFile file = GgufFile::open(args.output);
+  std::printf(
+      "wrote %s: %s, preset %s, type %s, %zu tensors, %llu bytes (random weights, seed %llu)\n",
+      args.output.c_str(), file.metadata().get_string("general.architecture").c_str(),
+      args.opts.preset.c_str(), args.opts.type.c_str(), file.tensors().size(),
+      static_cast<unsigned long long>(file.file_size()),
+      static_cast<unsigned long long>(args.opts.seed));
+  return kExitOk;
+}
+
+std::function<int()> setup(CLI::App& app) {
+  auto args = std::make_shared<SynthArgs>();
+  SynthOptions& o = args->opts;
+  app.add_option("--arch", o.arch,
+                 "architecture: " + synth::join_names(synth_arches()) +
+                     " (default: the preset's own, llama for tiny)");
+  app.add_option("--preset", o.preset, "shape: " + synth::join_names(synth_presets()))
+      ->capture_default_str();
+  app.add_option("--type", o.type,
+                 "file type: " + synth::join_names(synth_types()) +
+                     " (tensors get llama.cpp's mix for it unless --pure)")
+      ->capture_default_str();
+  app.add_option("--seed", o.seed, "random seed; the same options and seed give the same bytes")
+      ->capture_default_str();
+  app.add_flag("--pure", o.pure, "give every quantizable weight --type (llama-quantize --pure)");
+  app.add_option("-t,--threads", o.threads, "threads (default: one per core)");
+  app.add_option("-o,--output", args->output, "GGUF file to write")->required();
+
+  const struct {
+    const char* flag;
+    std::optional<uint32_t> SynthOptions::*field;
+    const char* help;
+  } overrides[] = {
+      {"--n-layer", &SynthOptions::n_layer, "blocks"},
+      {"--n-embd", &SynthOptions::n_embd, "embedding width"},
+      {"--n-head", &SynthOptions::n_head, "attention heads"},
+      {"--n-head-kv", &SynthOptions::n_head_kv, "key/value heads"},
+      {"--n-ff", &SynthOptions::n_ff, "FFN width (per expert for MoE architectures)"},
+      {"--n-vocab", &SynthOptions::n_vocab, "vocabulary size"},
+      {"--n-expert", &SynthOptions::n_expert, "experts (MoE architectures)"},
+      {"--n-expert-used", &SynthOptions::n_expert_used, "experts used per token (MoE)"},
+  };
+  for (const auto& ov : overrides) {
+    app.add_option_function<uint32_t>(
+        ov.flag, [args, field = ov.field](const uint32_t& v) { args->opts.*field = v; },
+        std::string(ov.help) + " (overrides the preset)");
+  }
+  return [args] { return run_synth(*args); };
+}
+
+Register reg{{"synth", "write a random-weight GGUF of a real architecture (for tests)", setup}};
+
+}  // namespace
+}  // namespace synapse::cli

@@ -1,0 +1,127 @@
+// synth's building blocks: preset shapes, their mapping onto other
+// architectures, llama3 rope factors, and the tokenizer at real sizes.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <set>
+
+#include "synth/synth_arch.h"
+#include "synth/synth_vocab.h"
+#include "synth/synth_weights.h"
+
+namespace synapse::synth {
+namespace {
+
+SynthShape shape(const std::string& preset, const std::string& arch = "") {
+  SynthOptions o;
+  o.preset = preset;
+  o.arch = arch;
+  return resolve_shape(o, resolve_arch(o));
+}
+
+TEST(SynthPresets, MatchTheRealModelsConfigs) {
+  const SynthShape smol = shape("smollm2-135m");
+  EXPECT_EQ(
+      std::tie(smol.n_layer, smol.n_embd, smol.n_head, smol.n_head_kv, smol.n_ff, smol.n_vocab),
+      std::make_tuple(30u, 576u, 9u, 3u, 1536u, 49152u));
+  EXPECT_EQ(smol.rope_theta, 100000.f);
+  EXPECT_TRUE(smol.tied);
+  EXPECT_EQ(smol.vocab_family, "smollm");
+
+  const SynthShape qwen = shape("qwen2.5-0.5b");
+  EXPECT_EQ(
+      std::tie(qwen.n_layer, qwen.n_embd, qwen.n_head, qwen.n_head_kv, qwen.n_ff, qwen.n_vocab),
+      std::make_tuple(24u, 896u, 14u, 2u, 4864u, 151936u));
+  EXPECT_EQ(qwen.rms_eps, 1e-6f);
+  EXPECT_EQ(qwen.n_ctx, 32768u);
+
+  const SynthShape llama = shape("llama-3.2-1b");
+  EXPECT_EQ(std::tie(llama.n_layer, llama.n_embd, llama.n_head, llama.n_head_kv, llama.n_ff),
+            std::make_tuple(16u, 2048u, 32u, 8u, 8192u));
+  EXPECT_TRUE(llama.llama3_rope);
+  EXPECT_EQ(llama.vocab_family, "llama3");
+
+  const SynthShape olmoe = shape("olmoe-1b-7b");
+  EXPECT_EQ(std::tie(olmoe.n_layer, olmoe.n_embd, olmoe.n_head, olmoe.n_head_kv, olmoe.head_dim),
+            std::make_tuple(16u, 2048u, 16u, 16u, 128u));
+  EXPECT_EQ(std::tie(olmoe.n_ff, olmoe.n_expert, olmoe.n_expert_used, olmoe.n_vocab),
+            std::make_tuple(1024u, 64u, 8u, 50304u));
+  EXPECT_FALSE(olmoe.tied);
+}
+
+TEST(SynthPresets, MapOntoOtherArchitecturesKeepingTheActiveFfnWidth) {
+  // A dense preset on a MoE arch: 8 experts, 2 used, each half as wide.
+  const SynthShape moe = shape("llama-3.2-1b", "qwen3moe");
+  EXPECT_EQ(std::tie(moe.n_expert, moe.n_expert_used, moe.n_ff), std::make_tuple(8u, 2u, 4096u));
+  EXPECT_FALSE(moe.llama3_rope);  // qwen3moe's loader has no rope_freqs
+  EXPECT_EQ(moe.vocab_family, "qwen2");
+  // A MoE preset on a dense arch: one FFN as wide as the experts a token uses.
+  const SynthShape dense = shape("olmoe-1b-7b", "llama");
+  EXPECT_EQ(std::tie(dense.n_ff, dense.n_expert), std::make_tuple(8192u, 0u));
+  EXPECT_EQ(shape("smollm2-135m", "mixtral").vocab_family, "llama3");
+  // olmoe's k is as wide as q, so tiny's 2 kv heads become 4.
+  EXPECT_EQ(shape("tiny", "olmoe").n_head_kv, 4u);
+  EXPECT_FALSE(shape("tiny", "qwen2moe").tied);  // its loader requires output.weight
+  EXPECT_EQ(shape("tiny", "qwen2moe").n_ff_shared(), 512u);
+}
+
+TEST(SynthPresets, TensorCountsOfTheRealModels) {
+  auto count = [](const std::string& preset) {
+    SynthOptions o;
+    o.preset = preset;
+    const ArchSpec& arch = resolve_arch(o);
+    return arch_tensors(arch, resolve_shape(o, arch)).size();
+  };
+  EXPECT_EQ(count("qwen2.5-0.5b"), 290u);  // as in the real GGUF
+  EXPECT_EQ(count("llama-3.2-1b"), 147u);  // rope_freqs included, output tied
+  EXPECT_EQ(count("smollm2-135m"), 272u);
+  EXPECT_EQ(count("olmoe-1b-7b"), 195u);
+}
+
+TEST(SynthRope, Llama3FactorsRunFromOneToThirtyTwo) {
+  const std::vector<float> f = llama3_rope_factors(64, 500000.f);
+  ASSERT_EQ(f.size(), 32u);
+  EXPECT_EQ(f.front(), 1.0f);
+  EXPECT_EQ(f.back(), 32.0f);
+  for (size_t i = 1; i < f.size(); ++i) EXPECT_GE(f[i], f[i - 1]);
+  bool smoothed = false;  // some frequencies fall between the two wavelengths
+  for (float x : f) smoothed |= x > 1.0f && x < 32.0f;
+  EXPECT_TRUE(smoothed);
+}
+
+TEST(SynthVocab, RealSizesBuildFastWithValidMerges) {
+  GgufMetadata md;
+  const auto start = std::chrono::steady_clock::now();
+  write_vocab(md, "qwen2", 151936);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  const GgufArray& tokens = md.get_array("tokenizer.ggml.tokens");
+  const GgufArray& merges = md.get_array("tokenizer.ggml.merges");
+  ASSERT_EQ(tokens.size(), 151936u);
+  EXPECT_EQ(merges.size(), 151936u - 256 - 3);
+  EXPECT_EQ(tokens.string_at(' '), "\xC4\xA0");  // GPT-2's 'Ġ'
+  EXPECT_EQ(tokens.string_at('a'), "a");
+  EXPECT_EQ(tokens.string_at(151935), "<|im_end|>");
+  EXPECT_EQ(md.get_string("tokenizer.ggml.pre"), "qwen2");
+  EXPECT_FALSE(md.get_bool("tokenizer.ggml.add_bos_token"));
+  std::set<std::string> seen;
+  for (size_t i = 0; i < tokens.size(); ++i) seen.insert(tokens.string_at(i));
+  EXPECT_EQ(seen.size(), tokens.size());
+  // Each merge's left part is an earlier result and its result is the token
+  // it introduces: merge i makes token 256 + i.
+  for (size_t i = 0; i < merges.size(); i += 997) {
+    const std::string& m = merges.string_at(i);
+    const size_t sp = m.find(' ');
+    EXPECT_EQ(m.substr(0, sp) + m.substr(sp + 1), tokens.string_at(256 + i));
+  }
+
+  GgufMetadata llama;
+  write_vocab(llama, "llama3", 128256);
+  EXPECT_EQ(llama.get_string("tokenizer.ggml.pre"), "llama-bpe");
+  EXPECT_TRUE(llama.get_bool("tokenizer.ggml.add_bos_token"));
+  EXPECT_EQ(llama.get_array("tokenizer.ggml.tokens")
+                .string_at(llama.get_int("tokenizer.ggml.bos_token_id")),
+            "<|begin_of_text|>");
+}
+
+}  // namespace
+}  // namespace synapse::synth
