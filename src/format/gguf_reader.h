@@ -31,6 +31,9 @@ class GgufFile {
   uint64_t data_offset() const { return data_offset_; }
   uint64_t file_size() const { return bytes_.size(); }
   const std::string& path() const { return path_; }
+  // The file mapping (null when parsing a caller's buffer); weights read in
+  // place keep it alive.
+  std::shared_ptr<MappedFile> mapping() const { return mapping_; }
 
   const GgufTensorInfo* find_tensor(const std::string& name) const;
   // The tensor's bytes inside the mapping (valid while this object lives).

@@ -42,7 +42,9 @@ struct MatMul {
 };
 struct Add {};  // a + b, same type
 struct Mul {};  // a * b, same type
-// x / rms(x) * weight, over the last dim.
+// x / rms(x) * weight over the last dim, in groups of the weight's length:
+// a weight as wide as the dim normalises whole rows; a weight of head_dim
+// normalises each head on its own (Qwen3's q/k norm).
 struct RmsNorm {
   TensorId weight;
   float eps;

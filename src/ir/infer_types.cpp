@@ -132,18 +132,28 @@ class OpRules {
   std::optional<ValueType> rule(const Silu&) const { return unary(); }
   std::optional<ValueType> rule(const Gelu&) const { return unary(); }
   std::optional<ValueType> rule(const Softmax&) const { return unary(); }
-  std::optional<ValueType> normalization(TensorId weight, const std::optional<TensorId>& bias, float eps) const {
+  std::optional<ValueType> rule(const RmsNorm& a) const {
     operand_count(1);
     const ValueType& x = activation(0);
     const Dim& width = x.shape.back();
     require(!width.is_symbolic(), VerifyError::OperandShape, "the normalised dim must be fixed");
-    vector(weight, width.size);
-    if (bias) vector(*bias, width.size);
-    require_positive(eps, "eps");
+    const WeightDescriptor& w = weight(a.weight);
+    require(w.shape.size() == 1 && w.shape[0] > 0 && width.size % w.shape[0] == 0, VerifyError::OperandShape,
+            "weight " + w.name + " length must divide the normalised width " + std::to_string(width.size));
+    vector(a.weight, w.shape[0]);
+    require_positive(a.eps, "eps");
     return x;
   }
-  std::optional<ValueType> rule(const RmsNorm& a) const { return normalization(a.weight, std::nullopt, a.eps); }
-  std::optional<ValueType> rule(const LayerNorm& a) const { return normalization(a.weight, a.bias, a.eps); }
+  std::optional<ValueType> rule(const LayerNorm& a) const {
+    operand_count(1);
+    const ValueType& x = activation(0);
+    const Dim& width = x.shape.back();
+    require(!width.is_symbolic(), VerifyError::OperandShape, "the normalised dim must be fixed");
+    vector(a.weight, width.size);
+    if (a.bias) vector(*a.bias, width.size);
+    require_positive(a.eps, "eps");
+    return x;
+  }
   std::optional<ValueType> rule(const Rope& a) const {
     operand_count(2);
     const ValueType& x = activation(0, 2);

@@ -6,16 +6,14 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "peer/peer_runner.h"
+#include "support/command_runner.h"
 #include "support/temp_dir.h"
 #include "synth/synth.h"
 
 namespace synapse {
 namespace {
 
-test::CommandResult run_cli(const std::string& args) {
-  return test::run_command(test::shell_quote(SYNAPSE_CLI_PATH) + " " + args + " 2>&1");
-}
+test::CommandResult run_cli(const std::vector<std::string>& args) { return test::run_synapse(args, true); }
 
 TEST(CliInspect, JsonTotalsMatchWhatTheFileHoldsForQwen25HalfBillionQ8) {
   test::TempDir dir;
@@ -24,7 +22,7 @@ TEST(CliInspect, JsonTotalsMatchWhatTheFileHoldsForQwen25HalfBillionQ8) {
   o.type = "q8_0";
   const std::string path = dir.file("qwen.gguf");
   synth_model(o, path);
-  auto r = run_cli("inspect --json " + test::shell_quote(path));
+  auto r = run_cli({"inspect", "--json", path});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
   // Qwen2 with tied embeddings: 12 tensors per layer (norms, q/k/v with
@@ -49,7 +47,7 @@ TEST(CliInspect, JsonTotalsMatchWhatTheFileHoldsForQwen25HalfBillionQ8) {
 }
 
 TEST(CliInspect, MissingFileIsOneErrorLineAndExitCodeOne) {
-  auto r = run_cli("inspect /nonexistent/model.gguf");
+  auto r = run_cli({"inspect", "/nonexistent/model.gguf"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("Io"), std::string::npos) << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
@@ -62,16 +60,16 @@ TEST(CliInspect, CorruptFileNamesTheErrorKindAndOffset) {
     std::ofstream out(path, std::ios::binary);
     out << "GGUF\x03";  // truncated header
   }
-  auto r = run_cli("inspect " + test::shell_quote(path));
+  auto r = run_cli({"inspect", path});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("Truncated"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("at byte"), std::string::npos) << r.out;
 }
 
 TEST(CliInspect, UnknownFlagIsAUsageErrorWithExitCodeTwo) {
-  EXPECT_EQ(run_cli("inspect --no-such-flag x.gguf").exit_code, 2);
-  EXPECT_EQ(run_cli("no-such-command").exit_code, 2);
-  EXPECT_EQ(run_cli("").exit_code, 2);
+  EXPECT_EQ(run_cli({"inspect", "--no-such-flag", "x.gguf"}).exit_code, 2);
+  EXPECT_EQ(run_cli({"no-such-command"}).exit_code, 2);
+  EXPECT_EQ(run_cli({}).exit_code, 2);
 }
 
 }  // namespace

@@ -86,10 +86,16 @@ TEST(IrVerifyGraph, MatMulInDimMustMatchWeight) {
   EXPECT_EQ(verify_error(graph), VerifyError::OperandShape);
 }
 
-TEST(IrVerifyGraph, RmsNormWeightLengthMustMatchLastDim) {
+TEST(IrVerifyGraph, RmsNormWeightLengthMustDivideLastDim) {
   Graph graph = build_dense();
   graph.weights[weight_named(graph, "blk.0.ffn_norm").index].shape = {7};
   EXPECT_EQ(verify_error(graph), VerifyError::OperandShape);
+}
+
+TEST(IrVerifyGraph, RmsNormWithAGroupWeightNormalisesEachGroup) {
+  Graph graph = build_dense();
+  graph.weights[weight_named(graph, "blk.0.ffn_norm").index].shape = {4};  // two groups of 4
+  EXPECT_NO_THROW(verify(graph));
 }
 
 TEST(IrVerifyGraph, AddOperandsMustHaveOneShape) {

@@ -11,7 +11,7 @@
 #include "format/gguf_reader.h"
 #include "format/gguf_writer.h"
 #include "kernels/encoding/encoding.h"
-#include "peer/peer_runner.h"
+#include "support/command_runner.h"
 #include "support/temp_dir.h"
 
 namespace synapse {

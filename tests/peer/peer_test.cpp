@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "peer/peer_runner.h"
+#include "support/command_runner.h"
 
 namespace synapse::test {
 namespace {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "peer/peer_runner.h"
+#include "support/command_runner.h"
 #include "support/temp_dir.h"
 #include "synth/synth.h"
 

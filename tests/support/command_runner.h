@@ -1,4 +1,4 @@
-// Helpers for tests that run synapse-peer (the llama.cpp harness) or other
+// Helpers for tests that run the CLI, synapse-peer (the llama.cpp harness) or other
 // programs: run a command, capture its stdout and exit code; find out whether
 // the peer's libraries are installed; locate the shared test data.
 #pragma once
@@ -45,14 +45,23 @@ inline CommandResult run_command(const std::string& command) {
   return result;
 }
 
-// Runs synapse-peer with `args` (each quoted).
-inline CommandResult run_peer(const std::vector<std::string>& args) {
-  std::string command = shell_quote(SYNAPSE_PEER_PATH);
-  for (const auto& arg : args) {
-    command += ' ';
-    command += shell_quote(arg);
-  }
+// Runs `program` with `args` (each quoted); stderr joins stdout when asked.
+inline CommandResult run_program(const std::string& program, const std::vector<std::string>& args,
+                                 bool with_stderr = false) {
+  std::string command = shell_quote(program);
+  for (const auto& arg : args) command += " " + shell_quote(arg);
+  if (with_stderr) command += " 2>&1";
   return run_command(command);
+}
+
+// Runs synapse-peer with `args`.
+inline CommandResult run_peer(const std::vector<std::string>& args) {
+  return run_program(SYNAPSE_PEER_PATH, args);
+}
+
+// Runs the synapse CLI with `args`.
+inline CommandResult run_synapse(const std::vector<std::string>& args, bool with_stderr = false) {
+  return run_program(SYNAPSE_CLI_PATH, args, with_stderr);
 }
 
 // Exit code of synapse-peer when its libraries are missing.

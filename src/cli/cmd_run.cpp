@@ -1,0 +1,166 @@
+// synapse run: generate from a prompt of token ids (or text, where the model
+// has a tokenizer), through the region scheduler.
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+
+#include "cli/command.h"
+#include "exec/region_trace.h"
+#include "exec/session.h"
+#include "format/gguf_reader.h"
+#include "generate/generation.h"
+#include "model/model.h"
+#include "synapse/error.h"
+#include "tokenizer/piece_decoder.h"
+
+namespace synapse::cli {
+namespace {
+
+struct RunFlags {
+  std::string model;
+  std::string tokens;
+  std::string prompt;
+  int32_t n_predict = -1;
+  SamplingParams sampling;
+  int64_t seed = -1;
+  int32_t threads = 1;
+  int32_t ctx = 0;
+  int32_t ubatch = 512;
+  bool print_ids = false;
+  bool ignore_eos = false;
+  std::string dump_logits;
+  std::string trace_regions;
+};
+
+std::vector<int32_t> parse_ids(const std::string& text) {
+  std::vector<int32_t> ids;
+  std::istringstream in(text);
+  std::string word;
+  while (in >> word) {
+    size_t used = 0;
+    long long v = 0;
+    try {
+      v = std::stoll(word, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != word.size() || v < INT32_MIN || v > INT32_MAX)
+      throw Error(ErrorKind::Usage, "--tokens: '" + word + "' is not a token id");
+    ids.push_back(static_cast<int32_t>(v));
+  }
+  if (ids.empty()) throw Error(ErrorKind::Usage, "--tokens: no token ids given");
+  return ids;
+}
+
+// The model file's vocabulary, when it is a GGUF file with one.
+std::optional<PieceDecoder> decoder_for(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, 4);
+  if (std::string(magic, 4) != "GGUF") return std::nullopt;
+  return PieceDecoder::from_metadata(GgufFile::open(path).metadata());
+}
+
+class LogitsDump {
+ public:
+  explicit LogitsDump(const std::string& path) : out_(path, std::ios::binary), path_(path) {
+    if (!out_) throw Error(ErrorKind::Io, "cannot create logits dump file", Error::kNoOffset, path);
+  }
+  void write(std::span<const float> row) {
+    out_.write(reinterpret_cast<const char*>(row.data()), static_cast<std::streamsize>(row.size_bytes()));
+  }
+  void close() {
+    out_.close();
+    if (!out_) throw Error(ErrorKind::Io, "could not write the logits dump", Error::kNoOffset, path_);
+  }
+
+ private:
+  std::ofstream out_;
+  std::string path_;
+};
+
+int run(const RunFlags& f) {
+  if (f.tokens.empty() == f.prompt.empty())
+    throw Error(ErrorKind::Usage, "give exactly one of --tokens \"ID ...\" or -p TEXT");
+  if (!f.prompt.empty())
+    throw Error(ErrorKind::Unsupported, "-p needs the text tokenizer, which is not built yet; use --tokens");
+  const std::vector<int32_t> prompt = parse_ids(f.tokens);
+
+  LoadOptions load;
+  load.max_ctx = static_cast<uint32_t>(f.ctx);
+  load.chunk = static_cast<uint32_t>(f.ubatch);
+  const Model model = load_model(f.model, load);
+  const std::optional<PieceDecoder> decoder = decoder_for(f.model);
+
+  exec::Session session(model);
+  SamplingParams sampling = f.sampling;
+  if (f.seed >= 0) sampling.seed = static_cast<uint32_t>(f.seed);
+  Sampler sampler(sampling, static_cast<int32_t>(model.info.n_vocab));
+
+  std::unique_ptr<exec::RegionTraceWriter> trace;
+  if (!f.trace_regions.empty()) {
+    trace = std::make_unique<exec::RegionTraceWriter>(f.trace_regions, model);
+    session.scheduler().set_listener(
+        [&trace](const exec::RegionEvent& e, std::span<const exec::TensorRef>) { trace->write(e); });
+  }
+  std::unique_ptr<LogitsDump> dump;
+  if (!f.dump_logits.empty()) dump = std::make_unique<LogitsDump>(f.dump_logits);
+
+  GenerationOptions gen;
+  gen.n_predict = f.n_predict;
+  if (!f.ignore_eos) gen.stop_token = model.info.eos_token;
+  Utf8Stream text;
+  gen.on_token = [&](int32_t id) {
+    if (decoder) std::fputs(text.push(decoder->piece(id)).c_str(), stdout);
+    else if (!f.print_ids) std::printf("%d ", id);
+    std::fflush(stdout);
+  };
+  if (dump) {
+    gen.keep_prompt_logits = true;
+    gen.on_logits = [&dump](std::span<const float> row) { dump->write(row); };
+  }
+  const std::vector<int32_t> ids = generate(session, sampler, prompt, gen);
+  if (decoder) std::fputs(text.flush().c_str(), stdout);
+  if (decoder || !f.print_ids) std::printf("\n");
+  if (f.print_ids) {
+    for (size_t i = 0; i < ids.size(); ++i) std::printf(i ? " %d" : "%d", ids[i]);
+    std::printf("\n");
+  }
+  if (dump) dump->close();
+  if (trace) trace->close();
+  return kExitOk;
+}
+
+Register reg{{"run", "Generate tokens from a prompt through the region scheduler",
+              [](CLI::App& app) -> std::function<int()> {
+                auto f = std::make_shared<RunFlags>();
+                app.add_option("-m,--model", f->model, "model file: GGUF or llama2.c checkpoint")
+                    ->required()
+                    ->check(CLI::ExistingFile);
+                app.add_option("--tokens", f->tokens, "prompt as token ids, e.g. \"1 2 3\"");
+                app.add_option("-p,--prompt", f->prompt, "prompt text (needs the model's tokenizer)");
+                app.add_option("-n,--n-predict", f->n_predict,
+                               "tokens to generate (-1: until EOS or the context is full)");
+                app.add_option("--temp", f->sampling.temp, "temperature (0: greedy)");
+                app.add_option("--top-k", f->sampling.top_k, "top-k sampling (0: off)");
+                app.add_option("--top-p", f->sampling.top_p, "top-p sampling (1: off)");
+                app.add_option("--min-p", f->sampling.min_p, "min-p sampling (0: off)");
+                app.add_option("--repeat-penalty", f->sampling.repeat_penalty, "repetition penalty (1: off)");
+                app.add_option("--repeat-last-n", f->sampling.repeat_last_n, "tokens the penalty looks back");
+                app.add_option("-s,--seed", f->seed, "random seed (-1: random)");
+                app.add_option("-t,--threads", f->threads, "threads")->check(CLI::Range(1, 1024));
+                app.add_option("-c,--ctx-size", f->ctx, "context size (0: the model's, at most 4096)")
+                    ->check(CLI::Range(0, 1 << 24));
+                app.add_option("--ubatch-size", f->ubatch, "most prompt tokens per step")
+                    ->check(CLI::Range(1, 1 << 16));
+                app.add_flag("--ids", f->print_ids, "print the generated ids on one final line");
+                app.add_flag("--ignore-eos", f->ignore_eos, "do not stop at the end-of-sequence token");
+                app.add_option("--dump-logits", f->dump_logits, "write float32 logits rows per position");
+                app.add_option("--trace-regions", f->trace_regions, "write the region trace (JSONL)");
+                return [f] { return run(*f); };
+              }}};
+
+}  // namespace
+}  // namespace synapse::cli

@@ -1,0 +1,141 @@
+#include "exec/node_runner.h"
+
+#include <algorithm>
+#include <variant>
+
+#include "ir/overloaded.h"
+#include "kernels/ref/attention.h"
+#include "kernels/ref/elementwise.h"
+#include "kernels/ref/linear.h"
+#include "kernels/ref/norm.h"
+#include "kernels/ref/rope.h"
+#include "kernels/ref/routing.h"
+
+namespace synapse::exec {
+namespace {
+
+class NodeRun {
+ public:
+  NodeRun(StepContext& ctx, const ir::Node& node) : ctx_(ctx), node_(node) {}
+
+  void run() {
+    if (ir::is_entry(node_.op)) return;
+    TensorRef& result = out();
+    const Extent extent = extent_of(ctx_.graph.value(*node_.result).type, ctx_.tokens);
+    result.rows = extent.rows;
+    result.cols = extent.cols;
+    const bool tolerant = std::holds_alternative<ir::Merge>(node_.op);
+    result.present = tolerant || std::all_of(node_.operands.begin(), node_.operands.end(),
+                                             [&](ir::ValueId v) { return ctx_.values[v.index].present; });
+    if (result.present) std::visit([&](const auto& op) { compute(op); }, node_.op);
+  }
+
+ private:
+  const TensorRef& in(size_t i) const { return ctx_.values[node_.operands[i].index]; }
+  TensorRef& out() { return ctx_.values[node_.result->index]; }
+  int64_t rows() const { return in(0).rows; }
+  int64_t cols() const { return in(0).cols; }
+  ref::StateRows state(size_t i) const { return ctx_.kv.rows(in(i).state, in(i).rows); }
+
+  void compute(const ir::Input&) {}
+  void compute(const ir::Output&) {}
+  void compute(const ir::Embedding& op) {
+    ref::embedding(in(0).ids, in(0).rows, ctx_.weights.matrix(op.table), out().data);
+  }
+  void compute(const ir::MatMul& op) {
+    const float* bias = op.bias ? ctx_.weights.vector(*op.bias) : nullptr;
+    ref::matmul(in(0).data, rows(), ctx_.weights.matrix(op.weight), bias, out().data,
+                ctx_.scratch.weight_row.data(), ctx_.accumulation);
+  }
+  void compute(const ir::Logits& op) {
+    ref::matmul(in(0).data, rows(), ctx_.weights.matrix(op.weight), nullptr, out().data,
+                ctx_.scratch.weight_row.data(), ctx_.accumulation);
+  }
+  void compute(const ir::Add&) { ref::add(in(0).data, in(1).data, out().data, in(0).elements()); }
+  void compute(const ir::Mul&) { ref::mul(in(0).data, in(1).data, out().data, in(0).elements()); }
+  void compute(const ir::Silu&) { ref::silu(in(0).data, out().data, in(0).elements()); }
+  void compute(const ir::Gelu& op) { ref::gelu(in(0).data, out().data, in(0).elements(), op.approximation); }
+  void compute(const ir::SwiGlu&) { ref::swiglu(in(0).data, in(1).data, out().data, in(0).elements()); }
+  void compute(const ir::Softmax&) { ref::softmax(in(0).data, rows(), cols(), out().data, ctx_.accumulation); }
+  // The weight's length is the group normalised at a time (a whole row, or
+  // one head for Qwen3's q/k norm); rows are contiguous, so groups are too.
+  void compute(const ir::RmsNorm& op) {
+    const int64_t group = ctx_.graph.weight(op.weight).shape.at(0);
+    ref::rms_norm(in(0).data, rows() * (cols() / group), group, ctx_.weights.vector(op.weight), op.eps,
+                  out().data, ctx_.accumulation);
+  }
+  void compute(const ir::LayerNorm& op) {
+    const float* bias = op.bias ? ctx_.weights.vector(*op.bias) : nullptr;
+    ref::layer_norm(in(0).data, rows(), cols(), ctx_.weights.vector(op.weight), bias, op.eps, out().data,
+                    ctx_.accumulation);
+  }
+  void compute(const ir::Rope& op) {
+    const auto* llama3 = std::get_if<ir::RopeLlama3Scaling>(&op.scaling);
+    const float* factors = llama3 ? ctx_.weights.vector(llama3->freq_factors) : nullptr;
+    ref::rope(in(0).data, in(1).ids, rows(), cols(), ref::rope_params(op, factors), out().data);
+  }
+  void compute(const ir::StateAppend& op) {
+    const int32_t* positions = in(1).ids;
+    int64_t end = 0;
+    for (int64_t t = 0; t < rows(); ++t) {
+      ctx_.kv.write(op.slot, positions[t], in(0).data + t * cols());
+      end = std::max<int64_t>(end, positions[t] + 1);
+    }
+    out().state = op.slot;
+    out().rows = end;
+  }
+  void compute(const ir::CausalAttention& op) {
+    const ref::AttentionShape shape{op.heads, op.kv_heads, op.head_dim, op.scale};
+    ref::causal_attention(in(0).data, in(3).ids, rows(), state(1), state(2), shape, out().data,
+                          ctx_.scratch.scores.data(), ctx_.accumulation);
+  }
+  void compute(const ir::TopKRoute& op) {
+    ref::top_k_route(in(0).data, rows(), cols(), op, out().data, ctx_.scratch.route);
+  }
+  void compute(const ir::Merge& op) {
+    const size_t first = op.mode == ir::MergeMode::GatedSum ? 1 : 0;
+    TensorRef& result = out();
+    std::fill(result.data, result.data + result.elements(), 0.0f);
+    if (op.mode == ir::MergeMode::GatedSum && !in(0).present) {
+      result.present = false;
+      return;
+    }
+    bool any = false;
+    for (size_t i = first; i < node_.operands.size(); ++i) {
+      const TensorRef& x = in(i);
+      if (!x.present) continue;
+      if (op.mode == ir::MergeMode::GatedSum) {
+        ref::add_gated(in(0).data, in(0).cols, static_cast<int64_t>(i - 1), x.data, x.rows, x.cols, result.data);
+      } else if (!any) {
+        std::copy(x.data, x.data + x.elements(), result.data);
+      }
+      any = true;
+    }
+    // SelectActive with nothing present has nothing to select.
+    if (op.mode == ir::MergeMode::SelectActive) result.present = any;
+  }
+
+  StepContext& ctx_;
+  const ir::Node& node_;
+};
+
+}  // namespace
+
+void run_node(StepContext& ctx, ir::NodeId id) { NodeRun(ctx, ctx.graph.node(id)).run(); }
+
+void skip_node(StepContext& ctx, ir::NodeId id, const ir::SkipSemantics& skip) {
+  const ir::Node& node = ctx.graph.node(id);
+  if (!node.result) return;
+  TensorRef& result = ctx.values[node.result->index];
+  result.present = false;
+  const auto* bypass = std::get_if<ir::Bypass>(&skip);
+  if (!bypass || bypass->output != *node.result) return;
+  const TensorRef& input = ctx.values[bypass->input.index];
+  if (!input.present) return;
+  result.rows = input.rows;
+  result.cols = input.cols;
+  std::copy(input.data, input.data + input.elements(), result.data);
+  result.present = true;
+}
+
+}  // namespace synapse::exec

@@ -1,0 +1,67 @@
+#include "exec/region_trace.h"
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstring>
+#include <map>
+
+#include "kernels/encoding/encoding.h"
+#include "synapse/error.h"
+
+namespace synapse::exec {
+
+namespace {
+
+// The encoding holding most of a region's weight bytes ("q8_0", "f32", ...).
+std::string main_encoding(const ir::Graph& graph, const ir::Region& region) {
+  std::map<uint32_t, uint64_t> bytes;
+  for (ir::TensorId id : region.boundary.weights) {
+    const auto& w = graph.weight(id);
+    bytes[w.encoding] += w.length;
+  }
+  if (bytes.empty()) return "none";
+  auto best = bytes.begin();
+  for (auto it = bytes.begin(); it != bytes.end(); ++it)
+    if (it->second > best->second) best = it;
+  auto info = find_encoding(best->first);
+  return info ? info->name : "unknown";
+}
+
+}  // namespace
+
+RegionTraceWriter::RegionTraceWriter(const std::string& path, const Model& model, std::string session)
+    : path_(path), session_(std::move(session)) {
+  file_ = std::fopen(path.c_str(), "w");
+  if (!file_)
+    throw Error(ErrorKind::Io, std::string("cannot create trace file: ") + std::strerror(errno),
+                Error::kNoOffset, path);
+  for (const auto& region : model.graph.regions) precision_.push_back(main_encoding(model.graph, region));
+}
+
+RegionTraceWriter::~RegionTraceWriter() {
+  if (file_) std::fclose(file_);
+}
+
+void RegionTraceWriter::write(const RegionEvent& e) {
+  if (!file_) return;
+  std::fprintf(file_,
+               "{\"session\":\"%s\",\"step\":%" PRIu64 ",\"position\":%" PRId64
+               ",\"region\":%u,\"kind\":\"%s\",\"layer\":%u,\"expert\":%u,\"outcome\":\"%s\","
+               "\"provenance\":\"%s\",\"duration_ns\":%" PRId64 ",\"weight_bytes_touched\":%" PRIu64
+               ",\"weight_bytes_loaded\":0,\"device\":\"cpu\",\"rank\":0,\"precision\":\"%s\","
+               "\"kernel\":\"%s\"}\n",
+               session_.c_str(), e.step, e.position, e.region.index, e.kind, e.layer, e.expert,
+               to_string(e.outcome), ir::to_string(e.provenance), e.duration_ns, e.weight_bytes_touched,
+               precision_.at(e.region.index).c_str(), e.kernel);
+}
+
+void RegionTraceWriter::close() {
+  if (!file_) return;
+  const bool failed = std::ferror(file_) != 0;
+  const bool close_failed = std::fclose(file_) != 0;
+  file_ = nullptr;
+  if (failed || close_failed)
+    throw Error(ErrorKind::Io, "could not write the trace file", Error::kNoOffset, path_);
+}
+
+}  // namespace synapse::exec

@@ -1,0 +1,137 @@
+#include "exec/scheduler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <variant>
+
+#include "exec/node_runner.h"
+#include "exec/region_decision.h"
+#include "exec/region_order.h"
+#include "synapse/error.h"
+
+namespace synapse::exec {
+
+const char* to_string(RegionOutcome outcome) {
+  switch (outcome) {
+    case RegionOutcome::Executed: return "Executed";
+    case RegionOutcome::Skipped: return "Skipped";
+    case RegionOutcome::Bypassed: return "Bypassed";
+    case RegionOutcome::Absent: return "Absent";
+  }
+  return "?";
+}
+
+const char* to_string(ir::RegionKindTag tag) {
+  switch (tag) {
+    case ir::RegionKindTag::Embedding: return "Embedding";
+    case ir::RegionKindTag::Attention: return "Attention";
+    case ir::RegionKindTag::Mlp: return "Mlp";
+    case ir::RegionKindTag::Router: return "Router";
+    case ir::RegionKindTag::Expert: return "Expert";
+    case ir::RegionKindTag::Merge: return "Merge";
+    case ir::RegionKindTag::Logits: return "Logits";
+  }
+  return "?";
+}
+
+RegionScheduler::RegionScheduler(const Model& model, const KernelRegistry& kernels, ref::Accumulation accumulation)
+    : model_(model),
+      accumulation_(accumulation),
+      chunk_(model.graph.bounds.at("chunk")),
+      weights_(model),
+      scratch_(model.graph, weights_, model.graph.bounds.at("max_ctx")),
+      order_(region_order(model.graph)),
+      entry_inputs_(model.graph.entry_inputs()),
+      plan_(plan_buffers(model.graph, order_, chunk_)),
+      arena_(plan_.arena_floats),
+      values_(model.graph.values.size()) {
+  const ir::Graph& graph = model.graph;
+  for (const ir::Region& region : graph.regions) {
+    kernels_.push_back(kernels.bind(graph, region));
+    uint64_t bytes = 0;
+    for (ir::TensorId weight : region.boundary.weights) bytes += weights_.bytes(weight);
+    weight_bytes_.push_back(bytes);
+    std::vector<ir::ValueId> required;
+    for (ir::ValueId input : region.boundary.inputs)
+      for (ir::NodeId member : region.members) {
+        const ir::Node& node = graph.node(member);
+        if (std::holds_alternative<ir::Merge>(node.op)) continue;
+        if (std::find(node.operands.begin(), node.operands.end(), input) != node.operands.end()) {
+          required.push_back(input);
+          break;
+        }
+      }
+    required_inputs_.push_back(std::move(required));
+  }
+  for (size_t v = 0; v < values_.size(); ++v)
+    if (plan_.offsets[v] != BufferPlan::kNoBuffer) values_[v].data = arena_.data() + plan_.offsets[v];
+  for (ir::NodeId out : graph.entry_outputs()) {
+    const ir::Node& node = graph.node(out);
+    if (std::get<ir::Output>(node.op).kind == ir::OutputKind::Logits) logits_ = node.operands[0];
+  }
+  if (!logits_.valid()) throw Error(ErrorKind::InvalidValue, "the graph has no logits output");
+}
+
+std::span<const float> RegionScheduler::run(const StepInput& input, KvState& kv, const std::atomic<bool>* cancel) {
+  const auto tokens = static_cast<int64_t>(input.tokens.size());
+  if (tokens < 1 || tokens > chunk_ || input.positions.size() != input.tokens.size())
+    throw Error(ErrorKind::InvalidValue, "a step takes 1.." + std::to_string(chunk_) + " tokens, one position each");
+  const ir::Graph& graph = model_.graph;
+  for (TensorRef& value : values_) value.present = false;
+  for (ir::NodeId entry : entry_inputs_) {
+    const ir::Node& node = graph.node(entry);
+    TensorRef& value = values_[node.result->index];
+    const bool ids = std::get<ir::Input>(node.op).kind == ir::EntryKind::TokenIds;
+    value.ids = ids ? input.tokens.data() : input.positions.data();
+    value.rows = tokens;
+    value.cols = 1;
+    value.present = true;
+  }
+
+  StepContext ctx{graph, weights_, kv, values_, scratch_, tokens, accumulation_};
+  for (ir::RegionId id : order_) {
+    if (cancel && cancel->load(std::memory_order_relaxed)) throw Cancelled();
+    const auto start = std::chrono::steady_clock::now();
+    const RegionOutcome outcome = run_region(ctx, id);
+    if (!listener_) continue;
+    const ir::Region& region = graph.regions[id.index];
+    RegionEvent event;
+    event.step = input.step;
+    event.position = input.positions[0];
+    event.region = id;
+    event.kind = to_string(region.kind.tag);
+    event.layer = region.kind.layer;
+    event.expert = region.kind.expert;
+    event.outcome = outcome;
+    event.provenance = region.activation.provenance;
+    event.duration_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+    event.weight_bytes_touched = outcome == RegionOutcome::Executed ? weight_bytes_[id.index] : 0;
+    event.kernel = kernels_[id.index]->name();
+    listener_(event, values_);
+  }
+  const TensorRef& logits = values_[logits_.index];
+  return {logits.data, static_cast<size_t>(logits.present ? logits.elements() : 0)};
+}
+
+RegionOutcome RegionScheduler::run_region(StepContext& ctx, ir::RegionId id) {
+  const ir::Region& region = model_.graph.regions[id.index];
+  const auto skip = [&](const ir::SkipSemantics& semantics) {
+    for (ir::NodeId member : region.members) skip_node(ctx, member, semantics);
+  };
+  for (ir::ValueId input : required_inputs_[id.index])
+    if (!values_[input.index].present) {
+      skip(ir::NotSkippable{});
+      return RegionOutcome::Absent;
+    }
+  if (!region_selected(region.activation, values_)) {
+    skip(region.activation.skip);
+    return std::holds_alternative<ir::Bypass>(region.activation.skip) ? RegionOutcome::Bypassed
+                                                                      : RegionOutcome::Skipped;
+  }
+  kernels_[id.index]->run(ctx, region);
+  return RegionOutcome::Executed;
+}
+
+}  // namespace synapse::exec

@@ -1,0 +1,102 @@
+// The region scheduler (SPEC §6): the one executor generation uses. Regions
+// run in a precomputed topological order, each through the kernel the
+// registry bound to it; per step each region is Executed, Skipped (its route
+// or policy selects no token, outputs absent), Bypassed (skipped, the bypass
+// output takes its input) or Absent (an input it cannot do without is
+// absent). Buffers are planned once at construction; a step allocates
+// nothing. Cancellation is checked between regions.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <vector>
+
+#include "exec/buffer_plan.h"
+#include "exec/kernel_registry.h"
+#include "exec/kv_state.h"
+#include "exec/step_context.h"
+#include "exec/weight_table.h"
+#include "model/model.h"
+
+namespace synapse::exec {
+
+enum class RegionOutcome : uint8_t { Executed, Skipped, Bypassed, Absent };
+const char* to_string(RegionOutcome outcome);
+const char* to_string(ir::RegionKindTag tag);  // "Attention", "Mlp", ...
+
+// One region of one step, for tracing (SPEC §9).
+struct RegionEvent {
+  uint64_t step = 0;
+  int64_t position = 0;  // of the step's first token
+  ir::RegionId region;
+  const char* kind = "";
+  uint32_t layer = 0;
+  uint32_t expert = 0;
+  RegionOutcome outcome = RegionOutcome::Executed;
+  ir::Provenance provenance = ir::Provenance::Structural;
+  int64_t duration_ns = 0;
+  uint64_t weight_bytes_touched = 0;  // the region's weights, when executed
+  const char* kernel = "";
+};
+
+// Called after each region with the step's values (the region's outputs are
+// readable until a later region reuses their buffers).
+using RegionListener = std::function<void(const RegionEvent& event, std::span<const TensorRef> values)>;
+
+// Thrown by a step whose cancellation flag was set.
+class Cancelled : public std::runtime_error {
+ public:
+  Cancelled() : std::runtime_error("evaluation cancelled") {}
+};
+
+struct StepInput {
+  std::span<const int32_t> tokens;
+  std::span<const int32_t> positions;
+  uint64_t step = 0;
+};
+
+class RegionScheduler {
+ public:
+  // The model must outlive the scheduler. Throws Error(InvalidValue) when
+  // the regions' dependencies form a cycle.
+  RegionScheduler(const Model& model, const KernelRegistry& kernels,
+                  ref::Accumulation accumulation = ref::Accumulation::F32);
+
+  // Runs one step of 1..chunk tokens against kv and returns its logits rows
+  // [tokens, vocab], valid until the next step; empty when the logits are
+  // absent (a region they need did not run). Throws Cancelled, between
+  // regions, once *cancel is true.
+  std::span<const float> run(const StepInput& input, KvState& kv, const std::atomic<bool>* cancel = nullptr);
+
+  void set_listener(RegionListener listener) { listener_ = std::move(listener); }
+  std::span<const ir::RegionId> order() const { return order_; }
+  const RegionKernel& kernel(ir::RegionId region) const { return *kernels_.at(region.index); }
+  int64_t chunk() const { return chunk_; }
+  uint64_t arena_bytes() const { return arena_.size() * sizeof(float); }
+
+ private:
+  RegionOutcome run_region(StepContext& ctx, ir::RegionId id);
+
+  const Model& model_;
+  ref::Accumulation accumulation_;
+  int64_t chunk_;
+  WeightTable weights_;
+  StepScratch scratch_;
+  std::vector<ir::RegionId> order_;
+  std::vector<ir::NodeId> entry_inputs_;
+  // Per region, indexed by RegionId:
+  std::vector<std::shared_ptr<RegionKernel>> kernels_;
+  std::vector<uint64_t> weight_bytes_;
+  std::vector<std::vector<ir::ValueId>> required_inputs_;  // inputs used by a non-Merge member
+  BufferPlan plan_;
+  std::vector<float> arena_;
+  std::vector<TensorRef> values_;
+  ir::ValueId logits_;
+  RegionListener listener_;
+};
+
+}  // namespace synapse::exec

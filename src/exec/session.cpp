@@ -1,0 +1,94 @@
+#include "exec/session.h"
+
+#include <algorithm>
+#include <string>
+#include <variant>
+
+#include "synapse/error.h"
+
+namespace synapse::exec {
+namespace {
+
+// The vocabulary: the rows of the table the token ids index.
+int64_t vocabulary_of(const ir::Graph& graph) {
+  for (const ir::Node& node : graph.nodes)
+    if (const auto* embedding = std::get_if<ir::Embedding>(&node.op)) return graph.weight(embedding->table).shape[0];
+  throw Error(ErrorKind::InvalidValue, "the graph has no token embedding");
+}
+
+const KernelRegistry& reference_kernels() {
+  static const KernelRegistry registry;
+  return registry;
+}
+
+}  // namespace
+
+Session::Session(const Model& model, SessionOptions options)
+    : kv_(model.graph, model.graph.bounds.at("max_ctx"), options.kv_page_rows),
+      scheduler_(model, options.kernels ? *options.kernels : reference_kernels(), options.accumulation),
+      vocab_(vocabulary_of(model.graph)),
+      positions_(static_cast<size_t>(scheduler_.chunk())) {
+  for (ir::NodeId out : model.graph.entry_outputs()) {
+    const ir::Node& node = model.graph.node(out);
+    if (std::get<ir::Output>(node.op).kind == ir::OutputKind::Logits)
+      last_logits_.resize(static_cast<size_t>(model.graph.value(node.operands[0]).type.shape.back().size));
+  }
+}
+
+void Session::check(std::span<const int32_t> tokens) const {
+  if (tokens.empty()) throw Error(ErrorKind::InvalidValue, "nothing to evaluate: no tokens");
+  for (int32_t token : tokens)
+    if (token < 0 || token >= vocab_)
+      throw Error(ErrorKind::InvalidValue,
+                  "token id " + std::to_string(token) + " outside the vocabulary of " + std::to_string(vocab_));
+  if (position_ + static_cast<int64_t>(tokens.size()) > max_ctx())
+    throw Error(ErrorKind::InvalidValue, std::to_string(position_) + " + " + std::to_string(tokens.size()) +
+                                             " tokens exceed the context of " + std::to_string(max_ctx()));
+}
+
+template <class OnRows>
+void Session::run_chunks(std::span<const int32_t> tokens, OnRows&& rows) {
+  check(tokens);
+  const int64_t start = position_;
+  try {
+    for (size_t done = 0; done < tokens.size();) {
+      const size_t count = std::min(tokens.size() - done, static_cast<size_t>(chunk()));
+      for (size_t t = 0; t < count; ++t) positions_[t] = static_cast<int32_t>(position_ + static_cast<int64_t>(t));
+      const StepInput step{tokens.subspan(done, count), std::span(positions_).first(count), steps_};
+      const std::span<const float> logits = scheduler_.run(step, kv_, &cancel_);
+      if (logits.empty()) throw Error(ErrorKind::InvalidValue, "the step's logits are absent");
+      rows(logits, count);
+      position_ += static_cast<int64_t>(count);
+      ++steps_;
+      done += count;
+    }
+  } catch (...) {
+    // Undo the partial eval: forget what it wrote, so a retry starts clean.
+    position_ = start;
+    kv_.truncate(start);
+    cancel_.store(false, std::memory_order_relaxed);
+    throw;
+  }
+}
+
+std::span<const float> Session::eval(std::span<const int32_t> tokens) {
+  run_chunks(tokens, [&](std::span<const float> logits, size_t count) {
+    std::copy(logits.end() - static_cast<std::ptrdiff_t>(last_logits_.size()), logits.end(), last_logits_.begin());
+  });
+  return last_logits_;
+}
+
+std::vector<float> Session::eval_all(std::span<const int32_t> tokens) {
+  std::vector<float> all;
+  all.reserve(tokens.size() * last_logits_.size());
+  run_chunks(tokens, [&](std::span<const float> logits, size_t) { all.insert(all.end(), logits.begin(), logits.end()); });
+  std::copy(all.end() - static_cast<std::ptrdiff_t>(last_logits_.size()), all.end(), last_logits_.begin());
+  return all;
+}
+
+void Session::reset() {
+  position_ = 0;
+  kv_.truncate(0);
+}
+
+}  // namespace synapse::exec

@@ -1,0 +1,70 @@
+// A generation session (SPEC §7): owns the KV state and the current
+// position, and evaluates tokens through the region scheduler, prompts
+// longer than a chunk in chunks, decode steps one token at a time.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "exec/kernel_registry.h"
+#include "exec/kv_state.h"
+#include "exec/scheduler.h"
+#include "model/model.h"
+
+namespace synapse::exec {
+
+struct SessionOptions {
+  ref::Accumulation accumulation = ref::Accumulation::F32;
+  int64_t kv_page_rows = KvState::kDefaultPageRows;
+  // Kernels to bind regions to; null: the reference kernel for every region.
+  std::shared_ptr<const KernelRegistry> kernels;
+};
+
+class Session {
+ public:
+  // The model must outlive the session; its graph's bounds give chunk and
+  // max_ctx.
+  explicit Session(const Model& model, SessionOptions options = {});
+
+  // Evaluates tokens at the next positions and returns the last token's
+  // logits, valid until the next call. Throws Error(InvalidValue) before
+  // any compute for no tokens, a token outside the vocabulary or a context
+  // overflow; Cancelled when cancel() is called meanwhile. After a throw the
+  // session is as it was before the call.
+  std::span<const float> eval(std::span<const int32_t> tokens);
+  // The same, returning every token's logits, [tokens, vocab].
+  std::vector<float> eval_all(std::span<const int32_t> tokens);
+
+  // Makes the running eval (or, if none runs, the next one) throw Cancelled
+  // between regions. Safe to call from another thread.
+  void cancel() { cancel_.store(true, std::memory_order_relaxed); }
+  // Forgets every token: back to position 0.
+  void reset();
+
+  int64_t position() const { return position_; }
+  int64_t max_ctx() const { return kv_.max_ctx(); }
+  int64_t chunk() const { return scheduler_.chunk(); }
+  int64_t vocab() const { return vocab_; }
+  const KvState& kv() const { return kv_; }
+  RegionScheduler& scheduler() { return scheduler_; }
+
+ private:
+  void check(std::span<const int32_t> tokens) const;
+  // Runs tokens in chunks; for each chunk, hands its logits rows to `rows`.
+  template <class OnRows>
+  void run_chunks(std::span<const int32_t> tokens, OnRows&& rows);
+
+  KvState kv_;
+  RegionScheduler scheduler_;
+  int64_t vocab_ = 0;
+  int64_t position_ = 0;
+  uint64_t steps_ = 0;
+  std::vector<int32_t> positions_;  // one chunk's positions
+  std::vector<float> last_logits_;
+  std::atomic<bool> cancel_{false};
+};
+
+}  // namespace synapse::exec

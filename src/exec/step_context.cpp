@@ -1,0 +1,25 @@
+#include "exec/step_context.h"
+
+#include <algorithm>
+#include <variant>
+
+namespace synapse::exec {
+
+Extent extent_of(const ir::ValueType& type, int64_t tokens) {
+  const auto size = [&](const ir::Dim& dim) { return dim.is_symbolic() ? tokens : dim.size; };
+  if (type.shape.size() == 1) return {size(type.shape[0]), 1};
+  Extent extent{1, type.shape.empty() ? 1 : size(type.shape.back())};
+  for (size_t i = 0; i + 1 < type.shape.size(); ++i) extent.rows *= size(type.shape[i]);
+  return extent;
+}
+
+StepScratch::StepScratch(const ir::Graph& graph, const WeightTable& weights, int64_t max_ctx)
+    : weight_row(static_cast<size_t>(weights.max_matrix_cols())), scores(static_cast<size_t>(max_ctx)) {
+  int64_t experts = 0;
+  for (const ir::Node& node : graph.nodes)
+    if (std::holds_alternative<ir::TopKRoute>(node.op))
+      experts = std::max(experts, graph.value(node.operands[0]).type.shape.back().size);
+  route.resize(static_cast<size_t>(2 * experts));
+}
+
+}  // namespace synapse::exec

@@ -1,0 +1,58 @@
+// What one step of execution works on: where every value lives, the
+// weights, the KV state and scratch space. Shared by the reference
+// interpreter and the region scheduler, so both run the same ops.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "exec/kv_state.h"
+#include "exec/weight_table.h"
+#include "ir/graph.h"
+#include "kernels/ref/accumulation.h"
+
+namespace synapse::exec {
+
+// A value during a step: F32 rows in `data`, I32 entry inputs in `ids`, or a
+// state view (the slot's positions [0, rows)). present is false for a value
+// not computed this step (an absent output of a skipped region).
+struct TensorRef {
+  float* data = nullptr;
+  const int32_t* ids = nullptr;
+  ir::SlotId state;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  bool present = false;
+
+  int64_t elements() const { return rows * cols; }
+};
+
+// rows x cols of a value of `type` in a step of `tokens` tokens: cols is the
+// last dim (1 for a vector), the symbolic dims count `tokens`.
+struct Extent {
+  int64_t rows = 0;
+  int64_t cols = 0;
+};
+Extent extent_of(const ir::ValueType& type, int64_t tokens);
+
+// Scratch the reference ops need, sized once for the graph and context.
+struct StepScratch {
+  StepScratch(const ir::Graph& graph, const WeightTable& weights, int64_t max_ctx);
+
+  std::vector<float> weight_row;  // one dequantized matrix row
+  std::vector<float> scores;      // attention scores over the context
+  std::vector<uint32_t> route;    // top-k routing bookkeeping
+};
+
+struct StepContext {
+  const ir::Graph& graph;
+  const WeightTable& weights;
+  KvState& kv;
+  std::span<TensorRef> values;  // indexed by ValueId
+  StepScratch& scratch;
+  int64_t tokens = 0;
+  ref::Accumulation accumulation = ref::Accumulation::F32;
+};
+
+}  // namespace synapse::exec

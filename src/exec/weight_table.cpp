@@ -1,0 +1,35 @@
+#include "exec/weight_table.h"
+
+#include <algorithm>
+
+#include "synapse/error.h"
+
+namespace synapse::exec {
+
+WeightTable::WeightTable(const Model& model) {
+  const ir::Graph& graph = model.graph;
+  matrices_.resize(graph.weights.size());
+  vectors_.resize(graph.weights.size());
+  bytes_.resize(graph.weights.size());
+  for (uint32_t i = 0; i < graph.weights.size(); ++i) {
+    const ir::WeightDescriptor& d = graph.weights[i];
+    const std::span<const uint8_t> data = model.weight_bytes(ir::TensorId{i});
+    const auto encoding = static_cast<Encoding>(d.encoding);
+    bytes_[i] = data.size();
+    const int64_t rows = d.shape.size() == 2 ? d.shape[0] : 1;
+    const int64_t cols = d.shape.empty() ? 0 : d.shape.back();
+    const uint64_t row_stride = row_bytes(encoding, static_cast<uint64_t>(cols));
+    if (row_stride * static_cast<uint64_t>(rows) > data.size())
+      throw Error(ErrorKind::InvalidValue, "weight holds fewer bytes than its shape and encoding need",
+                  Error::kNoOffset, d.name);
+    if (d.shape.size() == 2) {
+      matrices_[i] = ref::EncodedMatrix{encoding, data.data(), rows, cols, row_stride};
+      max_cols_ = std::max(max_cols_, cols);
+    } else if (d.shape.size() == 1) {
+      vectors_[i].resize(static_cast<size_t>(cols));
+      dequantize_row(encoding, data.data(), vectors_[i].data(), cols);
+    }
+  }
+}
+
+}  // namespace synapse::exec

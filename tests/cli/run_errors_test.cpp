@@ -1,0 +1,69 @@
+// synapse run: bad requests fail before any compute with one clear line.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "support/command_runner.h"
+#include "support/temp_dir.h"
+#include "synth/synth.h"
+
+namespace synapse {
+namespace {
+
+class RunErrors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SynthOptions o;
+    o.arch = "llama";
+    o.preset = "tiny";
+    o.type = "q8_0";
+    synth_model(o, model_);
+  }
+  test::CommandResult run(const std::vector<std::string>& flags) {
+    std::vector<std::string> args{"run", "-m", model_};
+    for (const auto& f : flags) args.push_back(f);
+    return test::run_synapse(args, true);
+  }
+  test::TempDir dir_;
+  std::string model_ = dir_.file("tiny.gguf");
+};
+
+TEST_F(RunErrors, TokenOutsideTheVocabularyIsAnError) {
+  auto r = run({"--tokens", "1 512", "-n", "4"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("InvalidValue"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("512"), std::string::npos) << r.out;
+}
+
+TEST_F(RunErrors, PromptLongerThanTheContextIsAnError) {
+  auto r = run({"--tokens", "1 2 3 4 5 6 7 8", "-c", "4", "-n", "1"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("context"), std::string::npos) << r.out;
+}
+
+TEST_F(RunErrors, BadTokenTextAndMissingPromptAreUsageErrors) {
+  EXPECT_EQ(run({"--tokens", "1 x", "-n", "1"}).exit_code, 2);
+  EXPECT_EQ(run({"-n", "1"}).exit_code, 2);
+  EXPECT_EQ(run({"--tokens", "1", "--no-such-flag"}).exit_code, 2);
+}
+
+TEST_F(RunErrors, IdsFlagPrintsExactlyTheGeneratedIds) {
+  auto r = run({"--tokens", "1 2 3", "-n", "5", "--temp", "0", "--ignore-eos", "--ids"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto last = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);
+  std::istringstream in(last);
+  int n = 0, id;
+  while (in >> id) {
+    EXPECT_GE(id, 0);
+    EXPECT_LT(id, 512);
+    ++n;
+  }
+  EXPECT_EQ(n, 5) << r.out;
+}
+
+TEST(RunMissingModel, MissingModelFileIsAUsageError) {
+  EXPECT_EQ(test::run_synapse({"run", "-m", "/nonexistent.gguf", "--tokens", "1"}, true).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace synapse
