@@ -82,16 +82,22 @@ class LogitsDump {
 };
 
 int run(const RunFlags& f) {
-  if (f.tokens.empty() == f.prompt.empty())
-    throw Error(ErrorKind::Usage, "give exactly one of --tokens \"ID ...\" or -p TEXT");
+  if (!f.tokens.empty() && !f.prompt.empty())
+    throw Error(ErrorKind::Usage, "give one of --tokens \"ID ...\" or -p TEXT, not both");
   if (!f.prompt.empty())
     throw Error(ErrorKind::Unsupported, "-p needs the text tokenizer, which is not built yet; use --tokens");
-  const std::vector<int32_t> prompt = parse_ids(f.tokens);
+  std::vector<int32_t> prompt;
+  if (!f.tokens.empty()) prompt = parse_ids(f.tokens);
 
   LoadOptions load;
   load.max_ctx = static_cast<uint32_t>(f.ctx);
   load.chunk = static_cast<uint32_t>(f.ubatch);
   const Model model = load_model(f.model, load);
+  if (prompt.empty()) {  // no prompt: generate from BOS, as llama2.c does
+    if (!model.info.bos_token)
+      throw Error(ErrorKind::Usage, "the model has no BOS token: give a prompt with --tokens");
+    prompt.push_back(*model.info.bos_token);
+  }
   const std::optional<PieceDecoder> decoder = decoder_for(f.model);
 
   exec::Session session(model);
@@ -139,7 +145,7 @@ Register reg{{"run", "Generate tokens from a prompt through the region scheduler
                 app.add_option("-m,--model", f->model, "model file: GGUF or llama2.c checkpoint")
                     ->required()
                     ->check(CLI::ExistingFile);
-                app.add_option("--tokens", f->tokens, "prompt as token ids, e.g. \"1 2 3\"");
+                app.add_option("--tokens", f->tokens, "prompt as token ids, e.g. \"1 2 3\" (default: BOS alone)");
                 app.add_option("-p,--prompt", f->prompt, "prompt text (needs the model's tokenizer)");
                 app.add_option("-n,--n-predict", f->n_predict,
                                "tokens to generate (-1: until EOS or the context is full)");

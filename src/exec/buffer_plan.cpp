@@ -57,8 +57,9 @@ BufferPlan plan_buffers(const ir::Graph& graph, std::span<const ir::RegionId> or
     for (ir::ValueId operand : node.operands) last_use[operand.index] = std::max(last_use[operand.index], when);
   }
   for (Lifetime& lifetime : lifetimes) lifetime.last = std::max(lifetime.last, last_use[lifetime.value]);
-  std::stable_sort(lifetimes.begin(), lifetimes.end(),
-                   [](const Lifetime& a, const Lifetime& b) { return a.first < b.first; });
+  std::sort(lifetimes.begin(), lifetimes.end(), [](const Lifetime& a, const Lifetime& b) {
+    return a.first != b.first ? a.first < b.first : a.value < b.value;
+  });
 
   BufferPlan plan;
   plan.offsets.assign(graph.values.size(), BufferPlan::kNoBuffer);
