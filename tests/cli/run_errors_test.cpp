@@ -5,6 +5,7 @@
 
 #include "support/command_runner.h"
 #include "support/temp_dir.h"
+#include "support/test_files.h"
 #include "synth/synth.h"
 
 namespace synapse {
@@ -50,15 +51,12 @@ TEST_F(RunErrors, BadTokenTextIsAUsageError) {
 TEST_F(RunErrors, IdsFlagPrintsExactlyTheGeneratedIds) {
   auto r = run({"--tokens", "1 2 3", "-n", "5", "--temp", "0", "--ignore-eos", "--ids"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  const auto last = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);
-  std::istringstream in(last);
-  int n = 0, id;
-  while (in >> id) {
+  const auto ids = test::parse_ids(test::last_line(r.out));
+  EXPECT_EQ(ids.size(), 5u) << r.out;
+  for (int32_t id : ids) {
     EXPECT_GE(id, 0);
     EXPECT_LT(id, 512);
-    ++n;
   }
-  EXPECT_EQ(n, 5) << r.out;
 }
 
 TEST(RunMissingModel, MissingModelFileIsAUsageError) {

@@ -16,6 +16,7 @@
 
 #include "support/command_runner.h"
 #include "support/temp_dir.h"
+#include "support/test_files.h"
 #include "synth/synth.h"
 
 namespace synapse {
@@ -23,28 +24,6 @@ namespace {
 
 constexpr int kGenerate = 64;
 constexpr int kVocab = 512;  // the tiny preset
-
-std::vector<float> read_floats(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> raw{std::istreambuf_iterator<char>(in), {}};
-  std::vector<float> out(raw.size() / sizeof(float));
-  std::memcpy(out.data(), raw.data(), out.size() * sizeof(float));
-  return out;
-}
-
-std::vector<int32_t> parse_ids(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<int32_t> ids;
-  int32_t v;
-  while (in >> v) ids.push_back(v);
-  return ids;
-}
-
-std::string last_line(const std::string& out) {
-  const size_t end = out.find_last_not_of('\n');
-  const size_t start = out.rfind('\n', end);
-  return out.substr(start == std::string::npos ? 0 : start + 1, end + 1);
-}
 
 struct Case {
   const char* arch;
@@ -81,11 +60,11 @@ TEST_P(RunPeer, SynthTinyGreedyEqualsLlamaCppUpToANearTie) {
     auto peer = test::run_peer(peer_args);
     ASSERT_EQ(peer.exit_code, 0) << c.arch << " " << c.type;
 
-    const auto our_ids = parse_ids(last_line(ours.out));
-    const auto peer_ids = parse_ids(last_line(peer.out));
+    const auto our_ids = test::parse_ids(test::last_line(ours.out));
+    const auto peer_ids = test::parse_ids(test::last_line(peer.out));
     ASSERT_EQ(our_ids.size(), static_cast<size_t>(kGenerate));
     ASSERT_EQ(peer_ids.size(), static_cast<size_t>(kGenerate));
-    const auto our_rows = read_floats(ours_dump), peer_rows = read_floats(peer_dump);
+    const auto our_rows = test::read_floats(ours_dump), peer_rows = test::read_floats(peer_dump);
     const size_t first = prompt.size() - 1;  // our row of generation step 0
     ASSERT_EQ(our_rows.size(), (first + kGenerate - 1) * kVocab + kVocab);
     ASSERT_GE(peer_rows.size(), static_cast<size_t>(kGenerate - 1) * kVocab);

@@ -10,6 +10,7 @@
 
 #include "support/command_runner.h"
 #include "support/temp_dir.h"
+#include "support/test_files.h"
 
 namespace synapse {
 namespace {
@@ -21,30 +22,14 @@ struct Reference {
   std::vector<float> logits;  // [ids, vocab]
 };
 
-std::vector<int32_t> parse_ids(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<int32_t> ids;
-  int32_t v;
-  while (in >> v) ids.push_back(v);
-  return ids;
-}
-
-std::vector<float> read_floats(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> raw{std::istreambuf_iterator<char>(in), {}};
-  std::vector<float> out(raw.size() / sizeof(float));
-  std::memcpy(out.data(), raw.data(), out.size() * sizeof(float));
-  return out;
-}
-
 // Reads `<stem>.ids` (its next_ids line) and `<stem>.logits.f32`.
 Reference read_reference(const std::filesystem::path& stem) {
   Reference r;
   std::ifstream in(stem.string() + ".ids");
   std::string line;
   while (std::getline(in, line))
-    if (line.rfind("next_ids:", 0) == 0) r.ids = parse_ids(line.substr(9));
-  r.logits = read_floats(stem.string() + ".logits.f32");
+    if (line.rfind("next_ids:", 0) == 0) r.ids = test::parse_ids(line.substr(9));
+  r.logits = test::read_floats(stem.string() + ".logits.f32");
   return r;
 }
 
@@ -54,8 +39,7 @@ Reference run_greedy(const std::string& model, const test::TempDir& dir) {
   auto r = test::run_synapse({"run", "-m", model, "--tokens", "1", "-n", "256", "--temp", "0", "--ignore-eos",
                               "--ids", "--dump-logits", dump});
   EXPECT_EQ(r.exit_code, 0);
-  const auto last_line = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);
-  return {parse_ids(last_line), read_floats(dump)};
+  return {test::parse_ids(test::last_line(r.out)), test::read_floats(dump)};
 }
 
 float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b, size_t rows) {

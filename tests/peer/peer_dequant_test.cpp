@@ -13,6 +13,7 @@
 #include "kernels/encoding/encoding.h"
 #include "support/command_runner.h"
 #include "support/temp_dir.h"
+#include "support/test_files.h"
 
 namespace synapse {
 namespace {
@@ -20,14 +21,6 @@ namespace {
 constexpr Encoding kCodecs[] = {Encoding::F32,  Encoding::F16,  Encoding::BF16, Encoding::Q8_0,
                                 Encoding::Q4_0, Encoding::Q4_1, Encoding::Q5_0, Encoding::Q5_1,
                                 Encoding::Q4_K, Encoding::Q5_K, Encoding::Q6_K};
-
-std::vector<float> read_floats(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<char> raw{std::istreambuf_iterator<char>(in), {}};
-  std::vector<float> out(raw.size() / sizeof(float));
-  std::memcpy(out.data(), raw.data(), out.size() * sizeof(float));
-  return out;
-}
 
 std::vector<float> our_dequant(const GgufFile& f, const GgufTensorInfo& t) {
   const auto e = static_cast<Encoding>(t.encoding);
@@ -51,7 +44,7 @@ void expect_same_as_ggml(const std::string& path, const test::TempDir& dir) {
     const std::string out = dir.file("ggml.f32");
     auto r = test::run_peer({"dequant", path, t.name, "-o", out});
     ASSERT_EQ(r.exit_code, 0) << t.name;
-    std::vector<float> theirs = read_floats(out);
+    std::vector<float> theirs = test::read_floats(out);
     std::vector<float> ours = our_dequant(f, t);
     ASSERT_EQ(theirs.size(), ours.size()) << t.name;
     for (size_t i = 0; i < ours.size(); ++i) {

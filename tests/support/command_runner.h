@@ -49,7 +49,10 @@ inline CommandResult run_command(const std::string& command) {
 inline CommandResult run_program(const std::string& program, const std::vector<std::string>& args,
                                  bool with_stderr = false) {
   std::string command = shell_quote(program);
-  for (const auto& arg : args) command += " " + shell_quote(arg);
+  for (const auto& arg : args) {
+    command += ' ';  // not " " + quoted: GCC 12 warns falsely (-Wrestrict) on that form
+    command += shell_quote(arg);
+  }
   if (with_stderr) command += " 2>&1";
   return run_command(command);
 }
