@@ -20,7 +20,7 @@ class ProgressLine {
  public:
   ProgressLine() : tty_(::isatty(STDERR_FILENO) == 1), start_(Clock::now()) {}
   ~ProgressLine() {
-    if (shown_) std::fputc('\n', stderr);
+    if (shown_ && tty_) std::fputc('\n', stderr);
   }
 
   void update(size_t done, size_t total) {
@@ -31,7 +31,9 @@ class ProgressLine {
       last_tenth_ = tenth;
     }
     shown_ = true;
-    std::fprintf(stderr, "\rsynth: %zu/%zu tensors written", done, total);
+    // A log gets whole lines; a terminal one line rewritten in place.
+    std::fprintf(stderr, tty_ ? "\rsynth: %zu/%zu tensors written" : "synth: %zu/%zu tensors written\n", done,
+                 total);
     std::fflush(stderr);
   }
 
