@@ -10,6 +10,7 @@
 
 #include "format/gguf_reader.h"
 #include "format/gguf_writer.h"
+#include "kernels/codec_list.h"
 #include "kernels/encoding/encoding.h"
 #include "support/command_runner.h"
 #include "support/temp_dir.h"
@@ -17,10 +18,6 @@
 
 namespace synapse {
 namespace {
-
-constexpr Encoding kCodecs[] = {Encoding::F32,  Encoding::F16,  Encoding::BF16, Encoding::Q8_0,
-                                Encoding::Q4_0, Encoding::Q4_1, Encoding::Q5_0, Encoding::Q5_1,
-                                Encoding::Q4_K, Encoding::Q5_K, Encoding::Q6_K};
 
 std::vector<float> our_dequant(const GgufFile& f, const GgufTensorInfo& t) {
   const auto e = static_cast<Encoding>(t.encoding);
