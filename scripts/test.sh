@@ -25,8 +25,9 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER=clang++ -DSYNAPSE_SANITIZE=ON -DSYNAPSE_FUZZ=ON >/dev/null
 ninja -C build-asan -j "$jobs" synapse synapse_tests fuzz_gguf
 # Everything but the large llama.cpp load matrix (its files are big and the
-# peer is not instrumented anyway).
-ASAN_OPTIONS=detect_leaks=1 ./build-asan/tests/synapse_tests --gtest_brief=1 \
+# peer is not instrumented anyway). Full malloc stacks let the suppression
+# name the one libstdc++ function it covers.
+ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=tests/lsan.supp ./build-asan/tests/synapse_tests --gtest_brief=1 \
   --gtest_filter='-SynthPeer*:CliInspect.JsonTotals*'
 
 ctest --test-dir build-asan --output-on-failure -L fuzz

@@ -81,8 +81,6 @@ inline bool peer_available() {
 
 // A file under the shared test data folder (next to the repository).
 inline std::filesystem::path shared_data(const std::string& relative) {
-  // Joined as a string: chained path::operator/ on temporaries leaks under
-  // clang 14 with libstdc++ 12 (seen by LeakSanitizer).
   return std::filesystem::path(std::string(SYNAPSE_SOURCE_DIR) + "/../shared/data/" + relative);
 }
 
