@@ -1,0 +1,86 @@
+// synapse bench -m FILE [-p 512] [-n 128] [-t T] [-r R] [-o md|json|jsonl]:
+// llama-bench's tests and output formats, run through the region scheduler
+// (see generate/bench_runner.h for what each test measures).
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+
+#include "cli/command.h"
+#include "exec/session.h"
+#include "generate/bench_runner.h"
+#include "model/model.h"
+#include "synapse/error.h"
+
+namespace synapse::cli {
+namespace {
+
+struct BenchFlags {
+  std::string model;
+  std::vector<uint32_t> prompts{512};
+  std::vector<uint32_t> gens{128};
+  int32_t threads = 1;
+  int32_t reps = 5;
+  uint32_t ubatch = 512;
+  std::string output = "md";
+};
+
+int bench(const BenchFlags& f) {
+  const std::vector<BenchTest> tests = bench_tests(f.prompts, f.gens);
+  if (tests.empty()) throw Error(ErrorKind::Usage, "nothing to run: -p and -n are both 0");
+
+  // One context holds the longest test; each test starts from an empty one.
+  uint32_t max_ctx = 0;
+  for (const auto& t : tests) max_ctx = std::max(max_ctx, t.tokens());
+  const Model model = load_model(f.model, LoadOptions{.max_ctx = max_ctx, .chunk = f.ubatch});
+  const BenchModel described = describe_model(model, f.model);
+  exec::Session session(model);
+
+  std::vector<BenchResult> results;
+  if (f.output == "json") std::printf("[\n");
+  for (size_t i = 0; i < tests.size(); ++i) {
+    results.push_back(run_bench_test(session, tests[i], f.reps));
+    // json and jsonl print each test as it finishes, as llama-bench does.
+    if (f.output == "json") {
+      std::printf("%s%s\n", bench_json(described, f.threads, results.back()).dump(2).c_str(),
+                  i + 1 < tests.size() ? "," : "");
+    } else if (f.output == "jsonl") {
+      std::printf("%s\n", bench_json(described, f.threads, results.back()).dump().c_str());
+    }
+    std::fflush(stdout);
+  }
+  if (f.output == "json") std::printf("]\n");
+  if (f.output == "md") std::fputs(bench_markdown(described, f.threads, results).c_str(), stdout);
+  return kExitOk;
+}
+
+Register reg{{"bench", "Measure prompt and generation throughput, llama-bench style",
+              [](CLI::App& app) -> std::function<int()> {
+                auto f = std::make_shared<BenchFlags>();
+                app.add_option("-m,--model", f->model, "model file: GGUF or llama2.c checkpoint")
+                    ->required()
+                    ->check(CLI::ExistingFile);
+                app.add_option("-p,--n-prompt", f->prompts, "prompt lengths of the pp tests, comma list; 0 skips")
+                    ->delimiter(',')
+                    ->capture_default_str();
+                app.add_option("-n,--n-gen", f->gens, "generated tokens of the tg tests, comma list; 0 skips")
+                    ->delimiter(',')
+                    ->capture_default_str();
+                // Execution is single-threaded for now; the count is reported so
+                // results line up with llama.cpp runs of the same -t.
+                app.add_option("-t,--threads", f->threads, "threads (reported)")
+                    ->check(CLI::Range(1, 1024))
+                    ->capture_default_str();
+                app.add_option("-r,--repetitions", f->reps, "timed repetitions per test")
+                    ->check(CLI::Range(1, 1000))
+                    ->capture_default_str();
+                app.add_option("--ubatch-size", f->ubatch, "most prompt tokens per step")
+                    ->check(CLI::Range(1, 1 << 16))
+                    ->capture_default_str();
+                app.add_option("-o,--output", f->output, "output format")
+                    ->check(CLI::IsMember({"md", "json", "jsonl"}))
+                    ->capture_default_str();
+                return [f] { return bench(*f); };
+              }}};
+
+}  // namespace
+}  // namespace synapse::cli

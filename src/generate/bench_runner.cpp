@@ -1,0 +1,186 @@
+#include "generate/bench_runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <numeric>
+#include <random>
+
+#include "kernels/encoding/encoding.h"
+
+namespace synapse {
+namespace {
+
+constexpr uint32_t kTokenSeed = 1234;  // the seed synapse-peer's bench uses
+
+double mean(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+// Sample standard deviation, as llama-bench computes it.
+double stddev(const std::vector<double>& v) {
+  if (v.size() < 2) return 0.0;
+  const double m = mean(v);
+  double sum = 0.0;
+  for (double x : v) sum += (x - m) * (x - m);
+  return std::sqrt(sum / static_cast<double>(v.size() - 1));
+}
+
+std::string printf_string(const char* format, double a, const char* unit) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, a, unit);
+  return buf;
+}
+
+// "4.58 M", "494.03 M", "1.24 B": llama-bench's params column.
+std::string params_label(uint64_t n, const char* format) {
+  const double x = static_cast<double>(n);
+  if (x >= 1e9) return printf_string(format, x / 1e9, "B");
+  if (x >= 1e6) return printf_string(format, x / 1e6, "M");
+  return printf_string(format, x / 1e3, "K");
+}
+
+std::string size_label(uint64_t bytes) {
+  const double x = static_cast<double>(bytes);
+  if (x >= 1024.0 * 1024 * 1024) return printf_string("%.2f %s", x / (1024.0 * 1024 * 1024), "GiB");
+  return printf_string("%.2f %s", x / (1024.0 * 1024), "MiB");
+}
+
+// The encoding holding the most weight bytes, upper case as llama.cpp
+// names file types ("Q8_0", "F32").
+std::string dominant_encoding(const ir::Graph& graph) {
+  std::map<uint32_t, uint64_t> bytes;
+  for (const auto& w : graph.weights) bytes[w.encoding] += w.length;
+  if (bytes.empty()) return "?";
+  const auto top = std::max_element(bytes.begin(), bytes.end(),
+                                    [](const auto& a, const auto& b) { return a.second < b.second; });
+  const auto info = find_encoding(top->first);
+  std::string name = info ? info->name : "type" + std::to_string(top->first);
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
+  return name;
+}
+
+uint64_t elapsed_ns(std::chrono::steady_clock::time_point start) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+}
+
+uint64_t time_prompt(exec::Session& session, std::span<const int32_t> tokens) {
+  session.reset();
+  const auto start = std::chrono::steady_clock::now();
+  session.eval(tokens);
+  return elapsed_ns(start);
+}
+
+uint64_t time_generation(exec::Session& session, std::span<const int32_t> tokens) {
+  session.reset();
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < tokens.size(); ++i) session.eval(tokens.subspan(i, 1));
+  return elapsed_ns(start);
+}
+
+}  // namespace
+
+std::string BenchTest::name() const {
+  return n_prompt > 0 ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen);
+}
+
+std::vector<BenchTest> bench_tests(const std::vector<uint32_t>& prompts, const std::vector<uint32_t>& gens) {
+  std::vector<BenchTest> tests;
+  for (uint32_t p : prompts)
+    if (p > 0) tests.push_back({.n_prompt = p});
+  for (uint32_t n : gens)
+    if (n > 0) tests.push_back({.n_gen = n});
+  return tests;
+}
+
+double BenchResult::avg_ns() const {
+  return mean(std::vector<double>(samples_ns.begin(), samples_ns.end()));
+}
+double BenchResult::stddev_ns() const {
+  return stddev(std::vector<double>(samples_ns.begin(), samples_ns.end()));
+}
+std::vector<double> BenchResult::samples_ts() const {
+  std::vector<double> ts;
+  for (uint64_t ns : samples_ns) ts.push_back(1e9 * test.tokens() / static_cast<double>(ns));
+  return ts;
+}
+double BenchResult::avg_ts() const { return mean(samples_ts()); }
+double BenchResult::stddev_ts() const { return stddev(samples_ts()); }
+
+BenchModel describe_model(const Model& model, const std::string& filename) {
+  BenchModel m;
+  m.filename = filename;
+  for (const auto& w : model.graph.weights) {
+    m.size += w.length;
+    uint64_t elems = 1;
+    for (int64_t d : w.shape) elems *= static_cast<uint64_t>(d);
+    m.n_params += elems;
+  }
+  m.type = model.info.architecture + " " + params_label(m.n_params, "%.1f%s") + " " +
+           dominant_encoding(model.graph);
+  return m;
+}
+
+std::vector<int32_t> bench_tokens(uint32_t n, uint32_t vocab) {
+  std::mt19937 rng(kTokenSeed);
+  std::vector<int32_t> tokens(n);
+  for (auto& t : tokens) t = static_cast<int32_t>(rng() % vocab);
+  return tokens;
+}
+
+BenchResult run_bench_test(exec::Session& session, const BenchTest& test, int reps) {
+  const std::vector<int32_t> tokens = bench_tokens(test.tokens(), static_cast<uint32_t>(session.vocab()));
+  BenchResult result;
+  result.test = test;
+  if (test.n_prompt > 0) {
+    time_prompt(session, tokens);  // warm-up
+    for (int r = 0; r < reps; ++r) result.samples_ns.push_back(time_prompt(session, tokens));
+  } else {
+    time_generation(session, std::span(tokens).first(1));  // warm-up: one token, as llama-bench
+    for (int r = 0; r < reps; ++r) result.samples_ns.push_back(time_generation(session, tokens));
+  }
+  session.reset();
+  return result;
+}
+
+std::string bench_markdown(const BenchModel& model, int threads, const std::vector<BenchResult>& results) {
+  std::string out =
+      "| model                          |       size |     params | threads |          test |"
+      "                  t/s |\n"
+      "| ------------------------------ | ---------: | ---------: | ------: | ------------: |"
+      " -------------------: |\n";
+  for (const auto& r : results) {
+    char ts[64];
+    std::snprintf(ts, sizeof ts, "%.2f ± %.2f", r.avg_ts(), r.stddev_ts());
+    char line[512];
+    std::snprintf(line, sizeof line, "| %-30s | %10s | %10s | %7d | %13s | %20s |\n", model.type.c_str(),
+                  size_label(model.size).c_str(), params_label(model.n_params, "%.2f %s").c_str(), threads,
+                  r.test.name().c_str(), ts);
+    out += line;
+  }
+  return out;
+}
+
+nlohmann::json bench_json(const BenchModel& model, int threads, const BenchResult& r) {
+  return {
+      {"model_filename", model.filename},
+      {"model_type", model.type},
+      {"model_size", model.size},
+      {"model_n_params", model.n_params},
+      {"n_threads", threads},
+      {"n_prompt", r.test.n_prompt},
+      {"n_gen", r.test.n_gen},
+      {"avg_ns", static_cast<uint64_t>(std::llround(r.avg_ns()))},
+      {"stddev_ns", static_cast<uint64_t>(std::llround(r.stddev_ns()))},
+      {"avg_ts", r.avg_ts()},
+      {"stddev_ts", r.stddev_ts()},
+      {"samples_ns", r.samples_ns},
+      {"samples_ts", r.samples_ts()},
+  };
+}
+
+}  // namespace synapse

@@ -1,0 +1,68 @@
+// Throughput measured the way llama-bench measures it, so Synapse's numbers
+// line up with llama-bench runs and with synapse-peer's `bench`:
+//   pp<N>: N random token ids evaluated in one call from an empty context;
+//          t/s = N / time.
+//   tg<N>: N single-token evaluations from an empty context.
+// One untimed warm-up run per test, then R timed repetitions, the session
+// reset before each. Token ids come from a fixed seed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "exec/session.h"
+#include "model/model.h"
+
+namespace synapse {
+
+// One test: exactly one of n_prompt and n_gen is non-zero.
+struct BenchTest {
+  uint32_t n_prompt = 0;
+  uint32_t n_gen = 0;
+
+  std::string name() const;  // "pp512", "tg128"
+  uint32_t tokens() const { return n_prompt + n_gen; }
+};
+
+// The pp tests for `prompts` then the tg tests for `gens`, skipping zeros.
+std::vector<BenchTest> bench_tests(const std::vector<uint32_t>& prompts,
+                                   const std::vector<uint32_t>& gens);
+
+struct BenchResult {
+  BenchTest test;
+  std::vector<uint64_t> samples_ns;  // one per timed repetition
+
+  double avg_ns() const;
+  double stddev_ns() const;               // sample standard deviation; 0 for one sample
+  std::vector<double> samples_ts() const;  // tokens per second, per repetition
+  double avg_ts() const;
+  double stddev_ts() const;
+};
+
+// What llama-bench reports about the model.
+struct BenchModel {
+  std::string filename;
+  std::string type;      // "<arch> <params> <dominant encoding>", e.g. "llama 4.6M Q8_0"
+  uint64_t size = 0;      // bytes of weights
+  uint64_t n_params = 0;  // elements of weights
+};
+
+BenchModel describe_model(const Model& model, const std::string& filename);
+
+// `n` token ids below `vocab`, the same for every run.
+std::vector<int32_t> bench_tokens(uint32_t n, uint32_t vocab);
+
+// Runs one test: a warm-up, then `reps` timed repetitions. Throws what the
+// session throws (a test longer than its context: InvalidValue).
+BenchResult run_bench_test(exec::Session& session, const BenchTest& test, int reps);
+
+// llama-bench's markdown table, one row per result.
+std::string bench_markdown(const BenchModel& model, int threads, const std::vector<BenchResult>& results);
+
+// llama-bench's JSON record for one result.
+nlohmann::json bench_json(const BenchModel& model, int threads, const BenchResult& result);
+
+}  // namespace synapse
