@@ -9,11 +9,11 @@
 #include "cli/command.h"
 #include "exec/region_trace.h"
 #include "exec/session.h"
-#include "format/gguf_reader.h"
 #include "generate/generation.h"
 #include "model/model.h"
 #include "synapse/error.h"
-#include "tokenizer/piece_decoder.h"
+#include "tokenizer/tokenizer.h"
+#include "tokenizer/utf8_stream.h"
 
 namespace synapse::cli {
 namespace {
@@ -54,13 +54,19 @@ std::vector<int32_t> parse_ids(const std::string& text) {
   return ids;
 }
 
-// The model file's vocabulary, when it is a GGUF file with one.
-std::optional<PieceDecoder> decoder_for(const std::string& path) {
+// The model file's tokenizer, when it is a GGUF file with a vocabulary we
+// support; otherwise ids are printed (and the reason said once).
+std::unique_ptr<Tokenizer> tokenizer_for(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char magic[4] = {};
   in.read(magic, 4);
-  if (std::string(magic, 4) != "GGUF") return std::nullopt;
-  return PieceDecoder::from_metadata(GgufFile::open(path).metadata());
+  if (std::string(magic, 4) != "GGUF") return nullptr;
+  try {
+    return load_tokenizer(path);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "synapse run: no usable tokenizer (%s); printing token ids\n", e.what());
+    return nullptr;
+  }
 }
 
 class LogitsDump {
@@ -84,8 +90,6 @@ class LogitsDump {
 int run(const RunFlags& f) {
   if (!f.tokens.empty() && !f.prompt.empty())
     throw Error(ErrorKind::Usage, "give one of --tokens \"ID ...\" or -p TEXT, not both");
-  if (!f.prompt.empty())
-    throw Error(ErrorKind::Unsupported, "-p needs the text tokenizer, which is not built yet; use --tokens");
   std::vector<int32_t> prompt;
   if (!f.tokens.empty()) prompt = parse_ids(f.tokens);
 
@@ -93,12 +97,17 @@ int run(const RunFlags& f) {
   load.max_ctx = static_cast<uint32_t>(f.ctx);
   load.chunk = static_cast<uint32_t>(f.ubatch);
   const Model model = load_model(f.model, load);
+  const std::unique_ptr<Tokenizer> tokenizer = tokenizer_for(f.model);
+  if (!f.prompt.empty()) {
+    if (!tokenizer) throw Error(ErrorKind::Unsupported, "-p needs a tokenizer, and this model file has none we read; use --tokens");
+    // As llama.cpp's CLI does: BOS per the vocabulary, special tokens matched.
+    prompt = tokenizer->encode(f.prompt, true, true);
+  }
   if (prompt.empty()) {  // no prompt: generate from BOS, as llama2.c does
     if (!model.info.bos_token)
       throw Error(ErrorKind::Usage, "the model has no BOS token: give a prompt with --tokens");
     prompt.push_back(*model.info.bos_token);
   }
-  const std::optional<PieceDecoder> decoder = decoder_for(f.model);
 
   exec::Session session(model);
   SamplingParams sampling = f.sampling;
@@ -119,7 +128,7 @@ int run(const RunFlags& f) {
   if (!f.ignore_eos) gen.stop_token = model.info.eos_token;
   Utf8Stream text;
   gen.on_token = [&](int32_t id) {
-    if (decoder) std::fputs(text.push(decoder->piece(id)).c_str(), stdout);
+    if (tokenizer) std::fputs(text.push(tokenizer->token_to_piece(id)).c_str(), stdout);
     else if (!f.print_ids) std::printf("%d ", id);
     std::fflush(stdout);
   };
@@ -128,8 +137,8 @@ int run(const RunFlags& f) {
     gen.on_logits = [&dump](std::span<const float> row) { dump->write(row); };
   }
   const std::vector<int32_t> ids = generate(session, sampler, prompt, gen);
-  if (decoder) std::fputs(text.flush().c_str(), stdout);
-  if (decoder || !f.print_ids) std::printf("\n");
+  if (tokenizer) std::fputs(text.flush().c_str(), stdout);
+  if (tokenizer || !f.print_ids) std::printf("\n");
   if (f.print_ids) {
     for (size_t i = 0; i < ids.size(); ++i) std::printf(i ? " %d" : "%d", ids[i]);
     std::printf("\n");
