@@ -6,7 +6,7 @@
 
 #include "support/command_runner.h"
 #include "support/temp_dir.h"
-#include "synth/synth.h"
+#include "support/tiny_model.h"
 
 namespace synapse {
 namespace {
@@ -15,12 +15,7 @@ class CliBench : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new test::TempDir;
-    path_ = dir_->file("tiny.gguf");
-    SynthOptions options;
-    options.arch = "llama";
-    options.preset = "tiny";
-    options.type = "q8_0";
-    synth_model(options, path_);
+    path_ = test::write_tiny_model(*dir_);
   }
   static void TearDownTestSuite() { delete dir_; }
   static test::TempDir* dir_;

@@ -6,27 +6,20 @@
 #include "support/command_runner.h"
 #include "support/temp_dir.h"
 #include "support/test_files.h"
-#include "synth/synth.h"
+#include "support/tiny_model.h"
 
 namespace synapse {
 namespace {
 
 class RunErrors : public ::testing::Test {
  protected:
-  void SetUp() override {
-    SynthOptions o;
-    o.arch = "llama";
-    o.preset = "tiny";
-    o.type = "q8_0";
-    synth_model(o, model_);
-  }
   test::CommandResult run(const std::vector<std::string>& flags) {
     std::vector<std::string> args{"run", "-m", model_};
     for (const auto& f : flags) args.push_back(f);
     return test::run_synapse(args, true);
   }
   test::TempDir dir_;
-  std::string model_ = dir_.file("tiny.gguf");
+  std::string model_ = test::write_tiny_model(dir_);
 };
 
 TEST_F(RunErrors, TokenOutsideTheVocabularyIsAnError) {

@@ -8,7 +8,7 @@
 
 #include "support/temp_dir.h"
 #include "synapse/error.h"
-#include "synth/synth.h"
+#include "support/tiny_model.h"
 
 namespace synapse {
 namespace {
@@ -18,12 +18,7 @@ class BenchRunnerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new test::TempDir;
-    path_ = dir_->file("tiny.gguf");
-    SynthOptions options;
-    options.arch = "llama";
-    options.preset = "tiny";
-    options.type = "q8_0";
-    synth_model(options, path_);
+    path_ = test::write_tiny_model(*dir_);
     model_ = new Model(load_model(path_, LoadOptions{.max_ctx = 16, .chunk = 512}));
   }
   static void TearDownTestSuite() {

@@ -1,0 +1,24 @@
+// A tiny synthetic model written into a test's temporary folder.
+#pragma once
+
+#include <string>
+
+#include "support/temp_dir.h"
+#include "synth/synth.h"
+
+namespace synapse::test {
+
+// Writes `synapse synth --arch ARCH --preset tiny --type TYPE` to DIR/NAME
+// and returns its path.
+inline std::string write_tiny_model(const TempDir& dir, const std::string& arch = "llama",
+                                    const std::string& type = "q8_0", const std::string& name = "tiny.gguf") {
+  SynthOptions options;
+  options.arch = arch;
+  options.preset = "tiny";
+  options.type = type;
+  const std::string path = dir.file(name);
+  synth_model(options, path);
+  return path;
+}
+
+}  // namespace synapse::test
