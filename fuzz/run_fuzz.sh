@@ -1,17 +1,52 @@
 #!/usr/bin/env bash
 # run_fuzz.sh FUZZER SYNAPSE CORPUS_DIR SECONDS
-# Seeds the corpus with small synthetic models, then fuzzes for SECONDS.
+# Seeds an empty corpus for the target (fuzz_gguf: small synthetic models;
+# fuzz_tokenizer: texts; fuzz_chat_template: the test chat templates), then
+# fuzzes for SECONDS.
 set -euo pipefail
 fuzzer=$1 synapse=$2 corpus=$3 seconds=$4
+repo=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$corpus"
-if [ -z "$(ls -A "$corpus")" ]; then
+
+seed_models() {
   for arch in llama qwen2 qwen3 olmoe; do
     for type in f16 q8_0 q4_k; do
       "$synapse" synth --arch "$arch" --preset tiny --type "$type" --n-layer 1 --n-vocab 300 \
         --n-embd 256 --n-ff 256 -o "$corpus/seed-$arch-$type.gguf" >/dev/null
     done
   done
-fi
-# -max_len covers the seeds' headers; tensor data past it is not where parsers break.
-exec "$fuzzer" "$corpus" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+}
+
+# A seed is one byte choosing tokenizer and flags, then the text.
+seed_texts() {
+  local texts=("$repo/README.md" "$repo/src/tokenizer/tokenizer.cpp")
+  printf '<|im_start|>user\nHello, world! 123 caf\xc3\xa9 \xe6\x97\xa5\xf0\x9f\xa6\x99\xff\xc3<|im_end|>\n<s> the thing' \
+    >"$corpus/chat.txt"
+  texts+=("$corpus/chat.txt")
+  local control i=0
+  for control in $(seq 0 23); do
+    { printf "\\x$(printf %02x "$control")"; head -c 2048 "${texts[i % ${#texts[@]}]}"; } \
+      >"$corpus/seed-$control"
+    i=$((i + 1))
+  done
+  rm "$corpus/chat.txt"
+}
+
+max_len=65536  # covers the model seeds' headers; tensor data past it is not where parsers break
+case "$(basename "$fuzzer")" in
+  fuzz_tokenizer)
+    [ -n "$(ls -A "$corpus")" ] || seed_texts
+    max_len=4096
+    spm_model="$repo/../shared/data/stories260K/tok512.model"
+    if [ -f "$spm_model" ]; then export SYNAPSE_FUZZ_SPM_MODEL=$spm_model; fi
+    ;;
+  fuzz_chat_template)
+    [ -n "$(ls -A "$corpus")" ] || cp "$repo"/tests/data/chat_templates/*.jinja "$corpus"/
+    max_len=8192
+    ;;
+  *)
+    [ -n "$(ls -A "$corpus")" ] || seed_models
+    ;;
+esac
+exec "$fuzzer" "$corpus" -max_total_time="$seconds" -max_len="$max_len" -timeout=10 \
   -rss_limit_mb=2048 -print_final_stats=1

@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev
   libhwy-dev libpcre2-dev libomp-dev
+  libutf8proc-dev                      # NFC normalization (Qwen tokenizers)
   ca-certificates xxd                  # xxd: bench/peer/install.sh checksum
 )
 

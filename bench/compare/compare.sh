@@ -55,8 +55,8 @@ bw_before=$(membw_gbps)
 for ((round = 1; round <= rounds; ++round)); do
   # synapse: llama-bench JSON lines; the test name comes from n_prompt/n_gen.
   "$synapse" bench -m "$model" -p "$n_prompt" -n "$n_gen" -t "$threads" -r 1 -o jsonl |
-    sed -n 's/.*"avg_ts":\([0-9.eE+-]*\).*"n_gen":\([0-9]*\).*"n_prompt":\([0-9]*\).*/\1 \2 \3/p' |
-    awk '{ print "synapse", ($3 > 0 ? "pp" $3 : "tg" $2), $1 }' >>"$results"
+    sed -n 's/.*"avg_ts":\([0-9.eE+-]*\).*"decode_weight_bytes":\([0-9]*\).*"n_gen":\([0-9]*\).*"n_prompt":\([0-9]*\).*/\1 \2 \3 \4/p' |
+    awk '{ print "synapse", ($4 > 0 ? "pp" $4 : "tg" $3), $1, $2 }' >>"$results"
   # synapse-peer: JSON lines with "test" and "median_tps" (of its one rep).
   "$peer" bench "$model" --pp "$n_prompt" --tg "$n_gen" -t "$threads" -r 1 |
     sed -n 's/.*"median_tps":\([0-9.eE+-]*\).*"test":"\([a-z0-9]*\)".*/\2 \1/p' |
@@ -87,6 +87,7 @@ printf "| %-7s | %13s | %13s | %8s | %-24s | %-24s |\n" test "synapse t/s" "llam
   "synapse rounds" "llama.cpp rounds"
 printf "| %-7s | %13s | %13s | %8s | %-24s | %-24s |\n" ------- ------------: ------------: -------: \
   ------------------------ ------------------------
+decode_bytes=$(awk '$1 == "synapse" { print $4; exit }' "$results")
 for t in "${tests[@]}"; do
   s=$(median_tps synapse "$t")
   l=$(median_tps llama.cpp "$t")
@@ -94,3 +95,14 @@ for t in "${tests[@]}"; do
   printf "| %-7s | %13.2f | %13.2f | %8s | %-24s | %-24s |\n" "$t" "$s" "$l" "$ratio" \
     "$(rounds_tps synapse "$t")" "$(rounds_tps llama.cpp "$t")"
 done
+
+# Decode is bound by reading the weights: the bandwidth each engine's median
+# decode rate implies (same bytes per token for both), against membw's.
+if (( n_gen > 0 )); then
+  echo
+  for e in synapse llama.cpp; do
+    awk -v e="$e" -v tps="$(median_tps "$e" "tg$n_gen")" -v bytes="$decode_bytes" -v bw="$bw_before" -v bw2="$bw_after" \
+      'BEGIN { gbps = tps * bytes / 1e9; lo = (bw < bw2 ? bw : bw2);
+               printf "%s decode moves %.2f GB/s of weights (%.0f%% of the lower membw figure)\n", e, gbps, 100 * gbps / lo }'
+  done
+fi

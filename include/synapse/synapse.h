@@ -51,10 +51,15 @@ class LoadedModel {
   friend class TokenSampler;
 };
 
+struct SessionConfig {
+  int threads = 1;         // threads of the session's CPU kernels
+  bool reference = false;  // run the scalar reference kernels (the oracle) instead
+};
+
 // One sequence's state (its KV cache and position) over a model.
 class InferenceSession {
  public:
-  explicit InferenceSession(const LoadedModel& model);
+  explicit InferenceSession(const LoadedModel& model, const SessionConfig& config = {});
   ~InferenceSession();
   InferenceSession(InferenceSession&&) noexcept;
   InferenceSession& operator=(InferenceSession&&) noexcept;

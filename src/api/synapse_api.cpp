@@ -2,6 +2,7 @@
 // session and sampler.
 #include "synapse/synapse.h"
 
+#include "exec/cpu_region_kernel.h"
 #include "exec/session.h"
 #include "generate/sampler.h"
 #include "ir/fingerprint.h"
@@ -34,10 +35,18 @@ std::string LoadedModel::fingerprint() const { return ir::fingerprint_hex(impl_-
 struct InferenceSession::Impl {
   std::shared_ptr<const LoadedModel::Impl> model;  // keeps the model alive
   exec::Session session;
-  explicit Impl(std::shared_ptr<const LoadedModel::Impl> m) : model(std::move(m)), session(model->model) {}
+  Impl(std::shared_ptr<const LoadedModel::Impl> m, const SessionConfig& config)
+      : model(std::move(m)), session(model->model, options(config)) {}
+
+  static exec::SessionOptions options(const SessionConfig& config) {
+    exec::SessionOptions options;
+    if (!config.reference) options.kernels = exec::cpu_kernel_registry({config.threads, cpu::best_cpu_target()});
+    return options;
+  }
 };
 
-InferenceSession::InferenceSession(const LoadedModel& model) : impl_(std::make_unique<Impl>(model.impl_)) {}
+InferenceSession::InferenceSession(const LoadedModel& model, const SessionConfig& config)
+    : impl_(std::make_unique<Impl>(model.impl_, config)) {}
 InferenceSession::~InferenceSession() = default;
 InferenceSession::InferenceSession(InferenceSession&&) noexcept = default;
 InferenceSession& InferenceSession::operator=(InferenceSession&&) noexcept = default;

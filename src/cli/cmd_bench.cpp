@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/kernel_flags.h"
 #include "exec/session.h"
 #include "generate/bench_runner.h"
 #include "model/model.h"
@@ -18,7 +19,7 @@ struct BenchFlags {
   std::string model;
   std::vector<uint32_t> prompts{512};
   std::vector<uint32_t> gens{128};
-  int32_t threads = 1;
+  KernelFlags kernels;
   int32_t reps = 5;
   uint32_t ubatch = 512;
   std::string output = "md";
@@ -33,7 +34,8 @@ int bench(const BenchFlags& f) {
   for (const auto& t : tests) max_ctx = std::max(max_ctx, t.tokens());
   const Model model = load_model(f.model, LoadOptions{.max_ctx = max_ctx, .chunk = f.ubatch});
   const BenchModel described = describe_model(model, f.model);
-  exec::Session session(model);
+  exec::Session session(model, session_options(f.kernels));
+  const int threads = thread_count(f.kernels);
 
   std::vector<BenchResult> results;
   if (f.output == "json") std::printf("[\n");
@@ -41,15 +43,15 @@ int bench(const BenchFlags& f) {
     results.push_back(run_bench_test(session, tests[i], f.reps));
     // json and jsonl print each test as it finishes, as llama-bench does.
     if (f.output == "json") {
-      std::printf("%s%s\n", bench_json(described, f.threads, results.back()).dump(2).c_str(),
+      std::printf("%s%s\n", bench_json(described, threads, results.back()).dump(2).c_str(),
                   i + 1 < tests.size() ? "," : "");
     } else if (f.output == "jsonl") {
-      std::printf("%s\n", bench_json(described, f.threads, results.back()).dump().c_str());
+      std::printf("%s\n", bench_json(described, threads, results.back()).dump().c_str());
     }
     std::fflush(stdout);
   }
   if (f.output == "json") std::printf("]\n");
-  if (f.output == "md") std::fputs(bench_markdown(described, f.threads, results).c_str(), stdout);
+  if (f.output == "md") std::fputs(bench_markdown(described, threads, results).c_str(), stdout);
   return kExitOk;
 }
 
@@ -65,11 +67,7 @@ Register reg{{"bench", "Measure prompt and generation throughput, llama-bench st
                 app.add_option("-n,--n-gen", f->gens, "generated tokens of the tg tests, comma list; 0 skips")
                     ->delimiter(',')
                     ->capture_default_str();
-                // Execution is single-threaded for now; the count is reported so
-                // results line up with llama.cpp runs of the same -t.
-                app.add_option("-t,--threads", f->threads, "threads (reported)")
-                    ->check(CLI::Range(1, 1024))
-                    ->capture_default_str();
+                add_kernel_flags(app, f->kernels);
                 app.add_option("-r,--repetitions", f->reps, "timed repetitions per test")
                     ->check(CLI::Range(1, 1000))
                     ->capture_default_str();

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "cli/kernel_flags.h"
 #include "exec/region_trace.h"
 #include "exec/session.h"
 #include "generate/generation.h"
@@ -25,7 +26,7 @@ struct RunFlags {
   int32_t n_predict = -1;
   SamplingParams sampling;
   int64_t seed = -1;
-  int32_t threads = 1;
+  KernelFlags kernels;
   int32_t ctx = 0;
   int32_t ubatch = 512;
   bool print_ids = false;
@@ -109,7 +110,7 @@ int run(const RunFlags& f) {
     prompt.push_back(*model.info.bos_token);
   }
 
-  exec::Session session(model);
+  exec::Session session(model, session_options(f.kernels));
   SamplingParams sampling = f.sampling;
   if (f.seed >= 0) sampling.seed = static_cast<uint32_t>(f.seed);
   Sampler sampler(sampling, static_cast<int32_t>(model.info.n_vocab));
@@ -125,7 +126,7 @@ int run(const RunFlags& f) {
 
   GenerationOptions gen;
   gen.n_predict = f.n_predict;
-  if (!f.ignore_eos) gen.stop_token = model.info.eos_token;
+  if (!f.ignore_eos && model.info.eos_token) gen.stop_tokens = {*model.info.eos_token};
   Utf8Stream text;
   gen.on_token = [&](int32_t id) {
     if (tokenizer) std::fputs(text.push(tokenizer->token_to_piece(id)).c_str(), stdout);
@@ -165,7 +166,7 @@ Register reg{{"run", "Generate tokens from a prompt through the region scheduler
                 app.add_option("--repeat-penalty", f->sampling.repeat_penalty, "repetition penalty (1: off)");
                 app.add_option("--repeat-last-n", f->sampling.repeat_last_n, "tokens the penalty looks back");
                 app.add_option("-s,--seed", f->seed, "random seed (-1: random)");
-                app.add_option("-t,--threads", f->threads, "threads")->check(CLI::Range(1, 1024));
+                add_kernel_flags(app, f->kernels);
                 app.add_option("-c,--ctx-size", f->ctx, "context size (0: the model's, at most 4096)")
                     ->check(CLI::Range(0, 1 << 24));
                 app.add_option("--ubatch-size", f->ubatch, "most prompt tokens per step")

@@ -89,6 +89,9 @@ std::function<int()> setup(CLI::App& app) {
   app.add_flag("--pure", o.pure, "give every quantizable weight --type (llama-quantize --pure)");
   app.add_option("-t,--threads", o.threads, "threads (default: one per core)");
   app.add_option("-o,--output", args->output, "GGUF file to write")->required();
+  app.add_option("--vocab", o.vocab_file,
+                 "embed this real vocabulary (tokenizer.json, SentencePiece .model or GGUF); sets --n-vocab")
+      ->check(CLI::ExistingFile);
 
   const struct {
     const char* flag;

@@ -1,6 +1,11 @@
 // synapse tokenize / detokenize: text to ids and back with a model's
 // tokenizer (a GGUF file, a tokenizer.json or a SentencePiece .model).
+// tokenize --bench FILE measures encoding speed instead.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
@@ -16,10 +21,37 @@ struct TokenizeFlags {
   bool no_bos = false;
   bool parse_special = false;
   bool pieces = false;
+  std::string bench_file;
+  int bench_runs = 3;
 };
+
+// Encodes the file's text (no BOS, special tokens not matched) bench_runs
+// times and prints the fastest run as JSON: bytes, tokens, seconds, MB/s.
+int bench_encoding(const Tokenizer& tokenizer, const TokenizeFlags& f) {
+  std::ifstream in(f.bench_file, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, "cannot open " + f.bench_file);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  double best = 0;
+  size_t n_tokens = 0;
+  for (int run = 0; run < f.bench_runs; ++run) {
+    const auto start = std::chrono::steady_clock::now();
+    n_tokens = tokenizer.encode(text, false, false).size();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    best = run == 0 ? seconds : std::min(best, seconds);
+  }
+  const nlohmann::json out = {{"bytes", text.size()},
+                              {"tokens", n_tokens},
+                              {"seconds", best},
+                              {"mb_per_s", best > 0 ? static_cast<double>(text.size()) / 1e6 / best : 0.0}};
+  std::printf("%s\n", out.dump().c_str());
+  return kExitOk;
+}
 
 int tokenize(const TokenizeFlags& f) {
   const auto tokenizer = load_tokenizer(f.model);
+  if (!f.bench_file.empty()) return bench_encoding(*tokenizer, f);
   const std::vector<int32_t> ids = tokenizer->encode(f.text, !f.no_bos, f.parse_special);
   nlohmann::json out = nlohmann::json::array();
   for (int32_t id : ids) {
@@ -54,11 +86,20 @@ Register tokenize_reg{{"tokenize", "Print the token ids of TEXT as a JSON array"
                          app.add_option("-m,--model", f->model, "GGUF, tokenizer.json or SentencePiece .model")
                              ->required()
                              ->check(CLI::ExistingFile);
-                         app.add_option("text", f->text, "text to tokenize")->required();
+                         CLI::Option* text = app.add_option("text", f->text, "text to tokenize");
                          app.add_flag("--no-bos", f->no_bos, "do not add BOS");
                          app.add_flag("--parse-special", f->parse_special, "match special tokens in the text");
                          app.add_flag("--pieces", f->pieces, "print [id, piece] pairs");
-                         return [f] { return tokenize(*f); };
+                         app.add_option("--bench", f->bench_file,
+                                        "instead: encode this file's text and print the speed (MB/s) as JSON")
+                             ->check(CLI::ExistingFile);
+                         app.add_option("--bench-runs", f->bench_runs, "runs for --bench; the fastest counts")
+                             ->check(CLI::Range(1, 1000));
+                         return [f, text] {
+                           if (f->bench_file.empty() && text->count() == 0)
+                             throw Error(ErrorKind::Usage, "give the TEXT to tokenize (or --bench FILE)");
+                           return tokenize(*f);
+                         };
                        }}};
 
 Register detokenize_reg{{"detokenize", "Print the text of token ids",

@@ -11,12 +11,16 @@ void ReferenceRegionKernel::run(StepContext& ctx, const ir::Region& region) {
 KernelRegistry::KernelRegistry() : reference_(std::make_shared<ReferenceRegionKernel>()) {}
 
 void KernelRegistry::add(RegionPattern pattern, std::shared_ptr<RegionKernel> kernel) {
-  entries_.push_back({std::move(pattern), std::move(kernel)});
+  add(std::move(pattern), [kernel](const ir::Graph&, const ir::Region&) { return kernel; });
+}
+
+void KernelRegistry::add(RegionPattern pattern, KernelFactory factory) {
+  entries_.push_back({std::move(pattern), std::move(factory)});
 }
 
 std::shared_ptr<RegionKernel> KernelRegistry::bind(const ir::Graph& graph, const ir::Region& region) const {
   for (const Entry& entry : entries_)
-    if (entry.pattern(graph, region)) return entry.kernel;
+    if (entry.pattern(graph, region)) return entry.factory(graph, region);
   return reference_;
 }
 

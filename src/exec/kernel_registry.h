@@ -29,6 +29,8 @@ class ReferenceRegionKernel final : public RegionKernel {
 };
 
 using RegionPattern = std::function<bool(const ir::Graph& graph, const ir::Region& region)>;
+// Makes the kernel for one region (a kernel may plan its work per region).
+using KernelFactory = std::function<std::shared_ptr<RegionKernel>(const ir::Graph& graph, const ir::Region& region)>;
 
 class KernelRegistry {
  public:
@@ -36,13 +38,14 @@ class KernelRegistry {
 
   // Kernels are tried in the order added; the reference kernel comes last.
   void add(RegionPattern pattern, std::shared_ptr<RegionKernel> kernel);
-  // The first kernel whose pattern matches the region.
+  void add(RegionPattern pattern, KernelFactory factory);
+  // The kernel of the first entry whose pattern matches the region.
   std::shared_ptr<RegionKernel> bind(const ir::Graph& graph, const ir::Region& region) const;
 
  private:
   struct Entry {
     RegionPattern pattern;
-    std::shared_ptr<RegionKernel> kernel;
+    KernelFactory factory;
   };
   std::vector<Entry> entries_;
   std::shared_ptr<RegionKernel> reference_;

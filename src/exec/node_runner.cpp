@@ -4,22 +4,26 @@
 #include <variant>
 
 #include "ir/overloaded.h"
-#include "kernels/ref/attention.h"
 #include "kernels/ref/elementwise.h"
 #include "kernels/ref/linear.h"
 #include "kernels/ref/norm.h"
 #include "kernels/ref/rope.h"
 #include "kernels/ref/routing.h"
+#include "kernels/ref/sigmoid.h"
 
 namespace synapse::exec {
 namespace {
 
 class NodeRun {
  public:
-  NodeRun(StepContext& ctx, const ir::Node& node) : ctx_(ctx), node_(node) {}
+  NodeRun(StepContext& ctx, const ir::Node& node, const OpSet& ops) : ctx_(ctx), node_(node), ops_(ops) {}
 
   void run() {
-    if (ir::is_entry(node_.op)) return;
+    if (prepare()) std::visit([&](const auto& op) { compute(op); }, node_.op);
+  }
+
+  bool prepare() {
+    if (ir::is_entry(node_.op)) return false;
     TensorRef& result = out();
     const Extent extent = extent_of(ctx_.graph.value(*node_.result).type, ctx_.tokens);
     result.rows = extent.rows;
@@ -27,7 +31,7 @@ class NodeRun {
     const bool tolerant = std::holds_alternative<ir::Merge>(node_.op);
     result.present = tolerant || std::all_of(node_.operands.begin(), node_.operands.end(),
                                              [&](ir::ValueId v) { return ctx_.values[v.index].present; });
-    if (result.present) std::visit([&](const auto& op) { compute(op); }, node_.op);
+    return result.present;
   }
 
  private:
@@ -44,18 +48,20 @@ class NodeRun {
   }
   void compute(const ir::MatMul& op) {
     const float* bias = op.bias ? ctx_.weights.vector(*op.bias) : nullptr;
-    ref::matmul(in(0).data, rows(), ctx_.weights.matrix(op.weight), bias, out().data,
-                ctx_.scratch.weight_row.data(), ctx_.accumulation);
+    ops_.matmul(ctx_, in(0).data, rows(), ctx_.weights.matrix(op.weight), bias, out().data);
   }
   void compute(const ir::Logits& op) {
-    ref::matmul(in(0).data, rows(), ctx_.weights.matrix(op.weight), nullptr, out().data,
-                ctx_.scratch.weight_row.data(), ctx_.accumulation);
+    const int64_t wanted = ctx_.output_rows > 0 ? std::min(ctx_.output_rows, rows()) : rows();
+    ops_.matmul(ctx_, in(0).data + (rows() - wanted) * cols(), wanted, ctx_.weights.matrix(op.weight), nullptr,
+                out().data);
+    out().rows = wanted;
   }
   void compute(const ir::Add&) { ref::add(in(0).data, in(1).data, out().data, in(0).elements()); }
   void compute(const ir::Mul&) { ref::mul(in(0).data, in(1).data, out().data, in(0).elements()); }
   void compute(const ir::Silu&) { ref::silu(in(0).data, out().data, in(0).elements()); }
+  void compute(const ir::Sigmoid&) { ref::sigmoid(in(0).data, out().data, in(0).elements()); }
   void compute(const ir::Gelu& op) { ref::gelu(in(0).data, out().data, in(0).elements(), op.approximation); }
-  void compute(const ir::SwiGlu&) { ref::swiglu(in(0).data, in(1).data, out().data, in(0).elements()); }
+  void compute(const ir::SwiGlu&) { ops_.swiglu(ctx_, in(0).data, in(1).data, out().data, in(0).elements()); }
   void compute(const ir::Softmax&) { ref::softmax(in(0).data, rows(), cols(), out().data, ctx_.accumulation); }
   // The weight's length is the group normalised at a time (a whole row, or
   // one head for Qwen3's q/k norm); rows are contiguous, so groups are too.
@@ -86,8 +92,7 @@ class NodeRun {
   }
   void compute(const ir::CausalAttention& op) {
     const ref::AttentionShape shape{op.heads, op.kv_heads, op.head_dim, op.scale};
-    ref::causal_attention(in(0).data, in(3).ids, rows(), state(1), state(2), shape, out().data,
-                          ctx_.scratch.scores.data(), ctx_.accumulation);
+    ops_.attention(ctx_, in(0).data, in(3).ids, rows(), state(1), state(2), shape, out().data);
   }
   void compute(const ir::TopKRoute& op) {
     ref::top_k_route(in(0).data, rows(), cols(), op, out().data, ctx_.scratch.route);
@@ -117,11 +122,16 @@ class NodeRun {
 
   StepContext& ctx_;
   const ir::Node& node_;
+  const OpSet& ops_;
 };
 
 }  // namespace
 
-void run_node(StepContext& ctx, ir::NodeId id) { NodeRun(ctx, ctx.graph.node(id)).run(); }
+void run_node(StepContext& ctx, ir::NodeId id, const OpSet& ops) { NodeRun(ctx, ctx.graph.node(id), ops).run(); }
+
+bool prepare_node(StepContext& ctx, ir::NodeId id) {
+  return NodeRun(ctx, ctx.graph.node(id), reference_ops()).prepare();
+}
 
 void skip_node(StepContext& ctx, ir::NodeId id, const ir::SkipSemantics& skip) {
   const ir::Node& node = ctx.graph.node(id);

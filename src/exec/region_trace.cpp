@@ -45,12 +45,12 @@ RegionTraceWriter::~RegionTraceWriter() {
 void RegionTraceWriter::write(const RegionEvent& e) {
   if (!file_) return;
   std::fprintf(file_,
-               "{\"session\":\"%s\",\"step\":%" PRIu64 ",\"position\":%" PRId64
+               "{\"session\":\"%s\",\"step\":%" PRIu64 ",\"position\":%" PRId64 ",\"tokens\":%" PRId64
                ",\"region\":%u,\"kind\":\"%s\",\"layer\":%u,\"expert\":%u,\"outcome\":\"%s\","
                "\"provenance\":\"%s\",\"duration_ns\":%" PRId64 ",\"weight_bytes_touched\":%" PRIu64
                ",\"weight_bytes_loaded\":0,\"device\":\"cpu\",\"rank\":0,\"precision\":\"%s\","
                "\"kernel\":\"%s\"}\n",
-               session_.c_str(), e.step, e.position, e.region.index, e.kind, e.layer, e.expert,
+               session_.c_str(), e.step, e.position, e.tokens, e.region.index, e.kind, e.layer, e.expert,
                to_string(e.outcome), ir::to_string(e.provenance), e.duration_ns, e.weight_bytes_touched,
                precision_.at(e.region.index).c_str(), e.kernel);
 }

@@ -44,14 +44,13 @@ RegionScheduler::RegionScheduler(const Model& model, const KernelRegistry& kerne
       order_(region_order(model.graph)),
       entry_inputs_(model.graph.entry_inputs()),
       plan_(plan_buffers(model.graph, order_, chunk_)),
-      arena_(plan_.arena_floats),
-      values_(model.graph.values.size()) {
+      arena_(new float[plan_.arena_floats]),
+      values_(model.graph.values.size()),
+      gather_(model.graph, chunk_) {
   const ir::Graph& graph = model.graph;
   for (const ir::Region& region : graph.regions) {
     kernels_.push_back(kernels.bind(graph, region));
-    uint64_t bytes = 0;
-    for (ir::TensorId weight : region.boundary.weights) bytes += weights_.bytes(weight);
-    weight_bytes_.push_back(bytes);
+    weight_bytes_.push_back(region_weight_bytes(graph, weights_, region));
     std::vector<ir::ValueId> required;
     for (ir::ValueId input : region.boundary.inputs)
       for (ir::NodeId member : region.members) {
@@ -65,7 +64,7 @@ RegionScheduler::RegionScheduler(const Model& model, const KernelRegistry& kerne
     required_inputs_.push_back(std::move(required));
   }
   for (size_t v = 0; v < values_.size(); ++v)
-    if (plan_.offsets[v] != BufferPlan::kNoBuffer) values_[v].data = arena_.data() + plan_.offsets[v];
+    if (plan_.offsets[v] != BufferPlan::kNoBuffer) values_[v].data = arena_.get() + plan_.offsets[v];
   for (ir::NodeId out : graph.entry_outputs()) {
     const ir::Node& node = graph.node(out);
     if (std::get<ir::Output>(node.op).kind == ir::OutputKind::Logits) logits_ = node.operands[0];
@@ -90,6 +89,7 @@ std::span<const float> RegionScheduler::run(const StepInput& input, KvState& kv,
   }
 
   StepContext ctx{graph, weights_, kv, values_, scratch_, tokens, accumulation_};
+  ctx.output_rows = input.output_rows;
   for (ir::RegionId id : order_) {
     if (cancel && cancel->load(std::memory_order_relaxed)) throw Cancelled();
     const auto start = std::chrono::steady_clock::now();
@@ -99,6 +99,7 @@ std::span<const float> RegionScheduler::run(const StepInput& input, KvState& kv,
     RegionEvent event;
     event.step = input.step;
     event.position = input.positions[0];
+    event.tokens = tokens;
     event.region = id;
     event.kind = to_string(region.kind.tag);
     event.layer = region.kind.layer;
@@ -107,7 +108,7 @@ std::span<const float> RegionScheduler::run(const StepInput& input, KvState& kv,
     event.provenance = region.activation.provenance;
     event.duration_ns =
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
-    event.weight_bytes_touched = outcome == RegionOutcome::Executed ? weight_bytes_[id.index] : 0;
+    event.weight_bytes_touched = outcome == RegionOutcome::Executed ? weight_bytes_[id.index].touched(tokens) : 0;
     event.kernel = kernels_[id.index]->name();
     listener_(event, values_);
   }
@@ -130,7 +131,7 @@ RegionOutcome RegionScheduler::run_region(StepContext& ctx, ir::RegionId id) {
     return std::holds_alternative<ir::Bypass>(region.activation.skip) ? RegionOutcome::Bypassed
                                                                       : RegionOutcome::Skipped;
   }
-  kernels_[id.index]->run(ctx, region);
+  gather_.run(ctx, region, *kernels_[id.index]);
   return RegionOutcome::Executed;
 }
 

@@ -18,6 +18,7 @@
 #include "exec/buffer_plan.h"
 #include "exec/kernel_registry.h"
 #include "exec/kv_state.h"
+#include "exec/route_gather.h"
 #include "exec/step_context.h"
 #include "exec/weight_table.h"
 #include "model/model.h"
@@ -32,6 +33,7 @@ const char* to_string(ir::RegionKindTag tag);  // "Attention", "Mlp", ...
 struct RegionEvent {
   uint64_t step = 0;
   int64_t position = 0;  // of the step's first token
+  int64_t tokens = 1;    // in the step
   ir::RegionId region;
   const char* kind = "";
   uint32_t layer = 0;
@@ -39,7 +41,8 @@ struct RegionEvent {
   RegionOutcome outcome = RegionOutcome::Executed;
   ir::Provenance provenance = ir::Provenance::Structural;
   int64_t duration_ns = 0;
-  uint64_t weight_bytes_touched = 0;  // the region's weights, when executed
+  // The region's weights (one embedding row per token), when executed.
+  uint64_t weight_bytes_touched = 0;
   const char* kernel = "";
 };
 
@@ -57,6 +60,10 @@ struct StepInput {
   std::span<const int32_t> tokens;
   std::span<const int32_t> positions;
   uint64_t step = 0;
+  // The step's logits are rows for its last output_rows tokens (0: every
+  // token). A prompt chunk whose logits nobody reads asks for one row, so
+  // the vocabulary-wide product runs once instead of once per token.
+  int64_t output_rows = 0;
 };
 
 class RegionScheduler {
@@ -76,7 +83,7 @@ class RegionScheduler {
   std::span<const ir::RegionId> order() const { return order_; }
   const RegionKernel& kernel(ir::RegionId region) const { return *kernels_.at(region.index); }
   int64_t chunk() const { return chunk_; }
-  uint64_t arena_bytes() const { return arena_.size() * sizeof(float); }
+  uint64_t arena_bytes() const { return plan_.arena_floats * sizeof(float); }
 
  private:
   RegionOutcome run_region(StepContext& ctx, ir::RegionId id);
@@ -90,13 +97,16 @@ class RegionScheduler {
   std::vector<ir::NodeId> entry_inputs_;
   // Per region, indexed by RegionId:
   std::vector<std::shared_ptr<RegionKernel>> kernels_;
-  std::vector<uint64_t> weight_bytes_;
+  std::vector<RegionWeightBytes> weight_bytes_;
   std::vector<std::vector<ir::ValueId>> required_inputs_;  // inputs used by a non-Merge member
   BufferPlan plan_;
-  std::vector<float> arena_;
+  // Left uninitialized: pages no step writes (most of a chunk-sized logits
+  // buffer in decode) are never touched, so they take no memory.
+  std::unique_ptr<float[]> arena_;
   std::vector<TensorRef> values_;
   ir::ValueId logits_;
   RegionListener listener_;
+  RouteGather gather_;  // routed regions run on their tokens only
 };
 
 }  // namespace synapse::exec

@@ -47,14 +47,14 @@ void Session::check(std::span<const int32_t> tokens) const {
 }
 
 template <class OnRows>
-void Session::run_chunks(std::span<const int32_t> tokens, OnRows&& rows) {
+void Session::run_chunks(std::span<const int32_t> tokens, int64_t output_rows, OnRows&& rows) {
   check(tokens);
   const int64_t start = position_;
   try {
     for (size_t done = 0; done < tokens.size();) {
       const size_t count = std::min(tokens.size() - done, static_cast<size_t>(chunk()));
       for (size_t t = 0; t < count; ++t) positions_[t] = static_cast<int32_t>(position_ + static_cast<int64_t>(t));
-      const StepInput step{tokens.subspan(done, count), std::span(positions_).first(count), steps_};
+      const StepInput step{tokens.subspan(done, count), std::span(positions_).first(count), steps_, output_rows};
       const std::span<const float> logits = scheduler_.run(step, kv_, &cancel_);
       if (logits.empty()) throw Error(ErrorKind::InvalidValue, "the step's logits are absent");
       rows(logits, count);
@@ -72,7 +72,7 @@ void Session::run_chunks(std::span<const int32_t> tokens, OnRows&& rows) {
 }
 
 std::span<const float> Session::eval(std::span<const int32_t> tokens) {
-  run_chunks(tokens, [&](std::span<const float> logits, size_t count) {
+  run_chunks(tokens, 1, [&](std::span<const float> logits, size_t) {
     std::copy(logits.end() - static_cast<std::ptrdiff_t>(last_logits_.size()), logits.end(), last_logits_.begin());
   });
   return last_logits_;
@@ -81,14 +81,19 @@ std::span<const float> Session::eval(std::span<const int32_t> tokens) {
 std::vector<float> Session::eval_all(std::span<const int32_t> tokens) {
   std::vector<float> all;
   all.reserve(tokens.size() * last_logits_.size());
-  run_chunks(tokens, [&](std::span<const float> logits, size_t) { all.insert(all.end(), logits.begin(), logits.end()); });
+  run_chunks(tokens, 0, [&](std::span<const float> logits, size_t) { all.insert(all.end(), logits.begin(), logits.end()); });
   std::copy(all.end() - static_cast<std::ptrdiff_t>(last_logits_.size()), all.end(), last_logits_.begin());
   return all;
 }
 
-void Session::reset() {
-  position_ = 0;
-  kv_.truncate(0);
+void Session::reset() { rewind(0); }
+
+void Session::rewind(int64_t position) {
+  if (position < 0 || position > position_)
+    throw Error(ErrorKind::InvalidValue, "cannot rewind to position " + std::to_string(position) +
+                                             ": the session holds " + std::to_string(position_) + " tokens");
+  position_ = position;
+  kv_.truncate(position);
 }
 
 }  // namespace synapse::exec

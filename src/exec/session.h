@@ -43,6 +43,12 @@ class Session {
   void cancel() { cancel_.store(true, std::memory_order_relaxed); }
   // Forgets every token: back to position 0.
   void reset();
+  // Forgets the tokens at `position` and after, keeping those before it (a
+  // chat whose re-rendered prompt diverges from what was evaluated). Their KV
+  // rows may stay allocated: attention reads only rows below the current
+  // position, and the next eval overwrites them. Throws Error(InvalidValue)
+  // for a position outside [0, position()].
+  void rewind(int64_t position);
 
   int64_t position() const { return position_; }
   int64_t max_ctx() const { return kv_.max_ctx(); }
@@ -53,9 +59,10 @@ class Session {
 
  private:
   void check(std::span<const int32_t> tokens) const;
-  // Runs tokens in chunks; for each chunk, hands its logits rows to `rows`.
+  // Runs tokens in chunks; for each chunk, hands the logits rows of its
+  // last output_rows tokens (0: all) to `rows`.
   template <class OnRows>
-  void run_chunks(std::span<const int32_t> tokens, OnRows&& rows);
+  void run_chunks(std::span<const int32_t> tokens, int64_t output_rows, OnRows&& rows);
 
   KvState kv_;
   RegionScheduler scheduler_;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <variant>
 
+#include "kernels/cpu/matmul.h"
+
 namespace synapse::exec {
 
 Extent extent_of(const ir::ValueType& type, int64_t tokens) {
@@ -20,6 +22,9 @@ StepScratch::StepScratch(const ir::Graph& graph, const WeightTable& weights, int
     if (std::holds_alternative<ir::TopKRoute>(node.op))
       experts = std::max(experts, graph.value(node.operands[0]).type.shape.back().size);
   route.resize(static_cast<size_t>(2 * experts));
+  const auto chunk = graph.bounds.find("chunk");
+  if (chunk != graph.bounds.end())
+    activations.resize(cpu::matmul_scratch_bytes(chunk->second, weights.max_matrix_cols()));
 }
 
 }  // namespace synapse::exec

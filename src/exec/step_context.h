@@ -36,13 +36,15 @@ struct Extent {
 };
 Extent extent_of(const ir::ValueType& type, int64_t tokens);
 
-// Scratch the reference ops need, sized once for the graph and context.
+// Scratch the ops need, sized once for the graph, context and chunk.
 struct StepScratch {
   StepScratch(const ir::Graph& graph, const WeightTable& weights, int64_t max_ctx);
 
   std::vector<float> weight_row;  // one dequantized matrix row
   std::vector<float> scores;      // attention scores over the context
   std::vector<uint32_t> route;    // top-k routing bookkeeping
+  // A chunk of activation rows quantized for the CPU dot kernels.
+  std::vector<uint8_t> activations;
 };
 
 struct StepContext {
@@ -53,6 +55,8 @@ struct StepContext {
   StepScratch& scratch;
   int64_t tokens = 0;
   ref::Accumulation accumulation = ref::Accumulation::F32;
+  // Logits are computed for the last output_rows tokens only (0: all).
+  int64_t output_rows = 0;
 };
 
 }  // namespace synapse::exec

@@ -1,6 +1,7 @@
 #include "exec/weight_table.h"
 
 #include <algorithm>
+#include <variant>
 
 #include "synapse/error.h"
 
@@ -30,6 +31,21 @@ WeightTable::WeightTable(const Model& model) {
       dequantize_row(encoding, data.data(), vectors_[i].data(), cols);
     }
   }
+}
+
+RegionWeightBytes region_weight_bytes(const ir::Graph& graph, const WeightTable& weights, const ir::Region& region) {
+  std::vector<ir::TensorId> tables;
+  for (ir::NodeId member : region.members)
+    if (const auto* embedding = std::get_if<ir::Embedding>(&graph.node(member).op)) tables.push_back(embedding->table);
+  RegionWeightBytes bytes;
+  for (ir::TensorId weight : region.boundary.weights) {
+    if (std::find(tables.begin(), tables.end(), weight) != tables.end()) {
+      bytes.per_token += weights.matrix(weight).row_stride;
+    } else {
+      bytes.fixed += weights.bytes(weight);
+    }
+  }
+  return bytes;
 }
 
 }  // namespace synapse::exec

@@ -31,4 +31,14 @@ class WeightTable {
   int64_t max_cols_ = 0;
 };
 
+// The weight bytes a region reads in a step: all of its weights, except an
+// embedding table, of which it reads one row per token. (An expert's weights
+// are views into the merged expert tensor, so they count one expert's bytes.)
+struct RegionWeightBytes {
+  uint64_t fixed = 0;
+  uint64_t per_token = 0;
+  uint64_t touched(int64_t tokens) const { return fixed + per_token * static_cast<uint64_t>(tokens); }
+};
+RegionWeightBytes region_weight_bytes(const ir::Graph& graph, const WeightTable& weights, const ir::Region& region);
+
 }  // namespace synapse::exec

@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <variant>
 
 #include "kernels/encoding/encoding.h"
 
@@ -111,6 +112,22 @@ std::vector<double> BenchResult::samples_ts() const {
 double BenchResult::avg_ts() const { return mean(samples_ts()); }
 double BenchResult::stddev_ts() const { return stddev(samples_ts()); }
 
+uint64_t decode_weight_bytes(const ir::Graph& graph) {
+  std::vector<bool> lookup_only(graph.weights.size(), false);
+  for (const ir::Node& node : graph.nodes)
+    if (const auto* embedding = std::get_if<ir::Embedding>(&node.op)) lookup_only[embedding->table.index] = true;
+  for (const ir::Node& node : graph.nodes) {
+    if (const auto* matmul = std::get_if<ir::MatMul>(&node.op)) lookup_only[matmul->weight.index] = false;
+    if (const auto* logits = std::get_if<ir::Logits>(&node.op)) lookup_only[logits->weight.index] = false;
+  }
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < graph.weights.size(); ++i) {
+    const ir::WeightDescriptor& w = graph.weights[i];
+    bytes += lookup_only[i] ? w.length / static_cast<uint64_t>(w.shape.at(0)) : w.length;
+  }
+  return bytes;
+}
+
 BenchModel describe_model(const Model& model, const std::string& filename) {
   BenchModel m;
   m.filename = filename;
@@ -122,6 +139,7 @@ BenchModel describe_model(const Model& model, const std::string& filename) {
   }
   m.type = model.info.architecture + " " + params_label(m.n_params, "%.1f%s") + " " +
            dominant_encoding(model.graph);
+  m.decode_bytes = decode_weight_bytes(model.graph);
   return m;
 }
 
@@ -177,6 +195,7 @@ nlohmann::json bench_json(const BenchModel& model, int threads, const BenchResul
       {"avg_ns", static_cast<uint64_t>(std::llround(r.avg_ns()))},
       {"stddev_ns", static_cast<uint64_t>(std::llround(r.stddev_ns()))},
       {"avg_ts", r.avg_ts()},
+      {"decode_weight_bytes", model.decode_bytes},
       {"stddev_ts", r.stddev_ts()},
       {"samples_ns", r.samples_ns},
       {"samples_ts", r.samples_ts()},

@@ -48,9 +48,13 @@ struct BenchModel {
   std::string type;      // "<arch> <params> <dominant encoding>", e.g. "llama 4.6M Q8_0"
   uint64_t size = 0;      // bytes of weights
   uint64_t n_params = 0;  // elements of weights
+  // Weight bytes one dense decode step reads: every weight once, except an
+  // embedding table that no product also reads, of which one row.
+  uint64_t decode_bytes = 0;
 };
 
 BenchModel describe_model(const Model& model, const std::string& filename);
+uint64_t decode_weight_bytes(const ir::Graph& graph);
 
 // `n` token ids below `vocab`, the same for every run.
 std::vector<int32_t> bench_tokens(uint32_t n, uint32_t vocab);

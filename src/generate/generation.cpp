@@ -1,5 +1,7 @@
 #include "generate/generation.h"
 
+#include <algorithm>
+
 #include "synapse/error.h"
 
 namespace synapse {
@@ -35,7 +37,7 @@ std::vector<int32_t> generate(exec::Session& session, Sampler& sampler,
     sampler.accept(token);
     out.push_back(token);
     if (options.on_token) options.on_token(token);
-    if (options.stop_token && token == *options.stop_token) break;
+    if (std::find(options.stop_tokens.begin(), options.stop_tokens.end(), token) != options.stop_tokens.end()) break;
     if (i + 1 == limit) break;
     logits = session.eval(std::span<const int32_t>(&token, 1));
     if (options.on_logits) options.on_logits(logits);

@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <span>
 #include <vector>
 
@@ -15,7 +14,8 @@ namespace synapse {
 
 struct GenerationOptions {
   int32_t n_predict = 128;           // -n: tokens to generate; < 0 means until EOS or the context fills
-  std::optional<int32_t> stop_token; // EOS; generation ends after emitting it
+  // EOS, end-of-turn...: generation ends after emitting one of them.
+  std::vector<int32_t> stop_tokens;
   // Called with each logits row the loop evaluates: one per prompt position
   // (when keep_prompt_logits), then one per generated token but the last.
   std::function<void(std::span<const float>)> on_logits;

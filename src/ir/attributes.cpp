@@ -11,7 +11,8 @@ bool is_causal(const TopKRoute& route) { return route.scope == RouteScope::PerTo
 const char* op_name(const Op& op) {
   static constexpr const char* kNames[] = {
       "Input", "Output", "Embedding", "MatMul", "Add",  "Mul",    "RmsNorm", "LayerNorm", "Rope",
-      "StateAppend", "CausalAttention", "Silu", "Gelu", "SwiGlu", "Softmax", "TopKRoute", "Merge", "Logits"};
+      "StateAppend", "CausalAttention", "Silu", "Gelu", "SwiGlu", "Softmax", "TopKRoute", "Merge", "Logits",
+      "Sigmoid"};
   static_assert(std::size(kNames) == std::variant_size_v<Op>);
   return kNames[op.index()];
 }

@@ -145,8 +145,10 @@ struct Logits {
   TensorId weight;
 };
 
+struct Sigmoid {};  // 1 / (1 + exp(-x)), elementwise (qwen2moe's shared-expert gate)
+
 using Op = std::variant<Input, Output, Embedding, MatMul, Add, Mul, RmsNorm, LayerNorm, Rope, StateAppend,
-                        CausalAttention, Silu, Gelu, SwiGlu, Softmax, TopKRoute, Merge, Logits>;
+                        CausalAttention, Silu, Gelu, SwiGlu, Softmax, TopKRoute, Merge, Logits, Sigmoid>;
 
 const char* op_name(const Op& op);
 bool is_entry(const Op& op);  // Input or Output

@@ -55,6 +55,7 @@ ValueId GraphBuilder::attention(ValueId q, ValueId k, ValueId v, ValueId positio
   return apply(attributes, {q, k, v, positions});
 }
 ValueId GraphBuilder::silu(ValueId x) { return apply(Silu{}, {x}); }
+ValueId GraphBuilder::sigmoid(ValueId x) { return apply(Sigmoid{}, {x}); }
 ValueId GraphBuilder::gelu(ValueId x, GeluApproximation approximation) { return apply(Gelu{approximation}, {x}); }
 ValueId GraphBuilder::swiglu(ValueId gate, ValueId up) { return apply(SwiGlu{}, {gate, up}); }
 ValueId GraphBuilder::softmax(ValueId x) { return apply(Softmax{}, {x}); }

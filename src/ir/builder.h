@@ -38,6 +38,7 @@ class GraphBuilder {
   ValueId state_append(SlotId slot, ValueId x, ValueId positions);
   ValueId attention(ValueId q, ValueId k, ValueId v, ValueId positions, const CausalAttention& attributes);
   ValueId silu(ValueId x);
+  ValueId sigmoid(ValueId x);
   ValueId gelu(ValueId x, GeluApproximation approximation);
   ValueId swiglu(ValueId gate, ValueId up);
   ValueId softmax(ValueId x);

@@ -112,7 +112,7 @@ class CanonicalEncoder {
                    [&](const TopKRoute& a) { attributes(a.k, a.tie_policy, a.normalize_top_k, a.capacity, a.scope); },
                    [&](const Merge& a) { attributes(a.mode); },
                    [&](const Logits& a) { attributes(a.weight); },
-                   // Add, Mul, Silu, SwiGlu, Softmax: no attributes.
+                   // Add, Mul, Silu, SwiGlu, Softmax, Sigmoid: no attributes.
                    [](const auto&) {},
                },
                op);

@@ -130,6 +130,7 @@ class OpRules {
     return activation(0);
   }
   std::optional<ValueType> rule(const Silu&) const { return unary(); }
+  std::optional<ValueType> rule(const Sigmoid&) const { return unary(); }
   std::optional<ValueType> rule(const Gelu&) const { return unary(); }
   std::optional<ValueType> rule(const Softmax&) const { return unary(); }
   std::optional<ValueType> rule(const RmsNorm& a) const {

@@ -5,16 +5,21 @@
 namespace synapse {
 namespace {
 
-// Feature choices follow llama.cpp's graph builders (src/llama-model.cpp):
-// llama uses the interleaved ("norm") rope, qwen2/qwen3 NeoX; qwen2 adds
-// q/k/v biases, qwen3 normalizes q and k per head instead; only llama reads
-// the Llama 3 rope_freqs tensor.
+// Feature choices follow llama.cpp's graph builders (src/models/*.cpp and
+// llama_model_rope_type): llama uses the interleaved ("norm") rope, the
+// others NeoX; qwen2* add q/k/v biases, qwen3* normalize q and k per head,
+// olmoe over the full projection width; only llama reads the Llama 3
+// rope_freqs tensor. Expert gating: Mixtral (llama with experts) and qwen3moe
+// renormalise the top k, olmoe and qwen2moe keep the softmax weights.
 // clang-format off
 constexpr DenseFamily kFamilies[] = {
-//  arch     rope_layout            qkv_bias qk_norm rope_freqs
-  {"llama", ir::RopeLayout::Normal, false,   false,  true},
-  {"qwen2", ir::RopeLayout::NeoX,   true,    false,  false},
-  {"qwen3", ir::RopeLayout::NeoX,   false,   true,   false},
+//  arch        rope_layout            qkv_bias qk_norm            rope_freqs always_experts {normalize_top_k shared_expert}
+  {"llama",    ir::RopeLayout::Normal, false,   QkNorm::None,      true,      false,         {true,           false}},
+  {"qwen2",    ir::RopeLayout::NeoX,   true,    QkNorm::None,      false,     false,         {false,          false}},
+  {"qwen3",    ir::RopeLayout::NeoX,   false,   QkNorm::PerHead,   false,     false,         {false,          false}},
+  {"olmoe",    ir::RopeLayout::NeoX,   false,   QkNorm::FullWidth, false,     true,          {false,          false}},
+  {"qwen2moe", ir::RopeLayout::NeoX,   true,    QkNorm::None,      false,     true,          {false,          true}},
+  {"qwen3moe", ir::RopeLayout::NeoX,   false,   QkNorm::PerHead,   false,     true,          {true,           false}},
 };
 // clang-format on
 

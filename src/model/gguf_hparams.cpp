@@ -1,4 +1,5 @@
-// Reading a dense decoder's hyperparameters and ModelInfo from GGUF metadata.
+// Reading a decoder's hyperparameters (dense and mixture-of-experts) from GGUF
+// metadata.
 #include <cstdint>
 #include <limits>
 
@@ -96,6 +97,24 @@ DenseHparams read_dense_hparams(const GgufMetadata& metadata, const std::string&
   hp.rope_scaling = read_rope_scaling(keys);
   hp.n_vocab = keys.contains("vocab_size") ? keys.count("vocab_size") : vocab_from_embedding(tensors);
   return hp;
+}
+
+MoeHparams read_moe_hparams(const GgufMetadata& metadata, const std::string& arch, const DenseHparams& dense) {
+  const ArchKeys keys(metadata, arch);
+  MoeHparams moe;
+  moe.n_expert = keys.count("expert_count");
+  moe.n_expert_used = keys.count("expert_used_count");
+  if (moe.n_expert_used > moe.n_expert)
+    keys.bad("expert_used_count", std::to_string(moe.n_expert_used) + " (more than expert_count)");
+  // llama.cpp: without the expert keys, experts (and the shared expert) are
+  // as wide as feed_forward_length.
+  moe.n_ff_expert = keys.count_or("expert_feed_forward_length", dense.n_ff);
+  moe.n_ff_shared = keys.count_or("expert_shared_feed_forward_length", dense.n_ff);
+  return moe;
+}
+
+bool has_experts(const GgufMetadata& metadata, const std::string& arch, const DenseFamily& family) {
+  return family.always_experts || metadata.contains(arch + ".expert_count");
 }
 
 }  // namespace synapse

@@ -29,7 +29,10 @@ Model load_gguf_model(const std::string& path, const LoadOptions& options) {
 
   Model model;
   model.info = gguf_model_info(file, arch, hp);
-  model.graph = build_dense_graph(family, hp, tensors, bounds_for(options, hp.n_ctx_train));
+  const GraphBounds bounds = bounds_for(options, hp.n_ctx_train);
+  model.graph = has_experts(file.metadata(), arch, family)
+                    ? build_moe_graph(family, hp, read_moe_hparams(file.metadata(), arch, hp), tensors, bounds)
+                    : build_dense_graph(family, hp, tensors, bounds);
   const uint64_t sizes[] = {file.file_size()};
   ir::check_weight_bounds(model.graph, sizes);
   model.files.push_back(file.mapping());

@@ -5,6 +5,7 @@
 
 #include "format/gguf_reader.h"
 #include "model/dense_builder.h"
+#include "model/moe_builder.h"
 #include "model/model.h"
 
 namespace synapse {
@@ -12,6 +13,12 @@ namespace synapse {
 // Throws MissingKey naming an absent required key, InvalidValue for a value
 // out of range, Unsupported for a rope scaling type we do not build.
 DenseHparams read_dense_hparams(const GgufMetadata& metadata, const std::string& arch, const TensorTable& tensors);
+// {arch}.expert_count, expert_used_count (MissingKey when absent, InvalidValue
+// when k > experts) and the expert widths.
+MoeHparams read_moe_hparams(const GgufMetadata& metadata, const std::string& arch, const DenseHparams& dense);
+// Whether the file is a mixture of experts: always for the MoE families, and
+// for llama when it has llama.expert_count (Mixtral).
+bool has_experts(const GgufMetadata& metadata, const std::string& arch, const DenseFamily& family);
 
 ModelInfo gguf_model_info(const GgufFile& file, const std::string& arch, const DenseHparams& hparams);
 

@@ -25,6 +25,9 @@ struct SynthOptions {
   // tensors: per expert for MoE architectures.
   std::optional<uint32_t> n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab, n_expert,
       n_expert_used;
+  // A real vocabulary to embed instead of the made-up one: a tokenizer.json,
+  // SentencePiece .model or GGUF file. n_vocab becomes its size.
+  std::string vocab_file;
 };
 
 std::vector<std::string> synth_arches();

@@ -1,11 +1,13 @@
 // synth_model: architecture + shape + type policy + tokenizer + weights,
 // handed to the GGUF writer, which pulls each tensor's bytes as it writes.
 #include "format/gguf_writer.h"
+#include "synapse/error.h"
 #include "synth/synth.h"
 #include "synth/synth_arch.h"
 #include "synth/synth_vocab.h"
 #include "synth/synth_weights.h"
 #include "synth/type_policy.h"
+#include "tokenizer/tokenizer.h"
 
 namespace synapse {
 
@@ -38,12 +40,26 @@ void synth_model(const SynthOptions& opts, const std::string& path,
                  const std::function<void(size_t, size_t)>& progress) {
   const synth::ArchSpec& arch = synth::resolve_arch(opts);
   const synth::SynthType& type = synth::find_type(opts.type);
-  const synth::SynthShape shape = synth::resolve_shape(opts, arch);
+  std::unique_ptr<Tokenizer> real_vocab;
+  SynthOptions shaped = opts;
+  if (!opts.vocab_file.empty()) {
+    real_vocab = load_tokenizer(opts.vocab_file);
+    const auto size = static_cast<uint32_t>(real_vocab->vocabulary().size());
+    if (opts.n_vocab && *opts.n_vocab != size)
+      throw Error(ErrorKind::Usage, "--n-vocab " + std::to_string(*opts.n_vocab) + " disagrees with the " +
+                                        std::to_string(size) + " tokens of " + opts.vocab_file);
+    shaped.n_vocab = size;
+  }
+  const synth::SynthShape shape = synth::resolve_shape(shaped, arch);
 
   GgufWriter writer;
   write_general_metadata(writer.metadata(), arch, shape, type, opts.seed);
   synth::write_arch_metadata(writer.metadata(), arch, shape);
-  synth::write_vocab(writer.metadata(), shape.vocab_family, shape.n_vocab);
+  if (real_vocab) {
+    synth::write_real_vocab(writer.metadata(), real_vocab->vocabulary());
+  } else {
+    synth::write_vocab(writer.metadata(), shape.vocab_family, shape.n_vocab);
+  }
 
   for (const synth::TensorSpec& t : synth::arch_tensors(arch, shape)) {
     const Encoding e = synth::choose_encoding(type, t, shape, opts.pure);

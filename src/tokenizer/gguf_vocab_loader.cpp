@@ -86,6 +86,7 @@ Vocabulary vocabulary_from_gguf(const GgufMetadata& m) {
   v.bos_id = optional_id(m, "tokenizer.ggml.bos_token_id");
   v.eos_id = optional_id(m, "tokenizer.ggml.eos_token_id");
   v.unk_id = optional_id(m, "tokenizer.ggml.unknown_token_id");
+  v.eot_id = optional_id(m, "tokenizer.ggml.eot_token_id");
   const bool spm = v.kind == VocabularyKind::SentencePiece;
   v.add_bos = optional_bool(m, "tokenizer.ggml.add_bos_token", spm);
   if (spm) {

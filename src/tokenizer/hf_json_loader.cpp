@@ -49,6 +49,14 @@ std::vector<std::string> pretokenizer_patterns(const json& root) {
   return patterns;
 }
 
+// Whether the normalizer is (or, in a Sequence, includes) NFC.
+bool normalizes_nfc(const json& root) {
+  bool nfc = false;
+  for_each_component(root.value("normalizer", json()), "normalizers",
+                     [&](const json& n) { nfc = nfc || n.value("type", "") == "NFC"; });
+  return nfc;
+}
+
 // The BOS token a TemplateProcessing post-processor puts before a single text.
 std::optional<std::string> template_bos(const json& root) {
   std::optional<std::string> bos;
@@ -102,6 +110,7 @@ Vocabulary parse(const json& root, const json& config) {
   v.kind = VocabularyKind::ByteLevelBpe;
   v.pretokenizer_patterns = pretokenizer_patterns(root);
   v.ignore_merges = model.value("ignore_merges", false);
+  v.normalize_nfc = normalizes_nfc(root);
   const json& vocab = model.at("vocab");
   const json added = root.value("added_tokens", json::array());
   const size_t n_entries = vocab.size() + added.size();

@@ -6,6 +6,7 @@
 #include "format/gguf_reader.h"
 #include "synapse/error.h"
 #include "tokenizer/bpe_tokenizer.h"
+#include "tokenizer/nfc.h"
 #include "tokenizer/spm_tokenizer.h"
 #include "tokenizer/vocabulary_loaders.h"
 
@@ -54,7 +55,12 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, 
   size_t fragment_start = 0;
   const auto flush_fragment = [&](size_t end) {
     if (end > fragment_start) {
-      encode_text(text.substr(fragment_start, end - fragment_start), after_special, out);
+      const std::string_view fragment = text.substr(fragment_start, end - fragment_start);
+      if (vocab_.normalize_nfc) {
+        encode_text(nfc_normalize(fragment), after_special, out);
+      } else {
+        encode_text(fragment, after_special, out);
+      }
       after_special = false;
     }
   };

@@ -7,10 +7,11 @@
 // through the model. Input that is not valid UTF-8 never fails: SentencePiece
 // sends each invalid byte through byte fallback (<0xNN>, or UNK without it),
 // byte-level BPE makes each invalid byte a word of its own and maps it like any
-// byte; either way decode() gives the bytes back. Text normalization beyond
-// the model's whitespace rules (e.g. the NFC normalizer of Qwen's
-// tokenizer.json) is not applied. SentencePiece writes spaces as U+2581 "▁",
-// so that character in the input decodes as a space.
+// byte; either way decode() gives the bytes back. Where the vocabulary asks
+// for NFC (Qwen's tokenizer.json), the text between special tokens is
+// normalized first (invalid bytes pass through), so decode(encode(x)) is the
+// NFC form of x. SentencePiece writes spaces as U+2581 "▁", so that character
+// in the input decodes as a space.
 #pragma once
 
 #include <cstdint>

@@ -33,7 +33,7 @@ void Vocabulary::finalize() {
     invalid(std::to_string(tokens.size()) + " tokens but " + std::to_string(types.size()) +
             " token types");
   }
-  for (const auto* special : {&bos_id, &eos_id, &unk_id}) {
+  for (const auto* special : {&bos_id, &eos_id, &unk_id, &eot_id}) {
     if (special->has_value() && !contains(**special)) {
       invalid("special token id " + std::to_string(**special) + " outside the vocabulary");
     }

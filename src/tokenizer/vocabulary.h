@@ -39,10 +39,12 @@ struct Vocabulary {
   std::vector<std::pair<std::string, std::string>> merges;
 
   std::optional<int32_t> bos_id, eos_id, unk_id;
+  std::optional<int32_t> eot_id;  // end of turn, where the file names one (GGUF)
   bool add_bos = false;               // encode(add_special) prepends BOS
   bool add_dummy_prefix = false;      // SentencePiece: a space before the text
   bool remove_extra_whitespaces = false;  // SentencePiece: trim and collapse spaces
   bool ignore_merges = false;         // BPE: a word already in the vocabulary is one token
+  bool normalize_nfc = false;         // NFC before the model (tokenizer.json's "NFC" normalizer)
   // BPE: PCRE2 patterns splitting the text into words; each in turn splits
   // the words the one before made.
   std::vector<std::string> pretokenizer_patterns;

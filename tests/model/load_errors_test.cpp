@@ -36,7 +36,7 @@ TEST(ModelErrors, UnsupportedArchitectureIsNamed) {
   SYNAPSE_SKIP_UNLESS_SHARED(test::kStoriesGguf);
   const Error e = load_edited_stories({.metadata = [](GgufMetadata& md) { md.set("general.architecture", "mamba"); }});
   EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
-  EXPECT_EQ(e.message(), "architecture 'mamba' is not supported (supported: llama, qwen2, qwen3)");
+  EXPECT_EQ(e.message(), "architecture 'mamba' is not supported (supported: llama, qwen2, qwen3, olmoe, qwen2moe, qwen3moe)");
 }
 
 TEST(ModelErrors, MissingMetadataKeyIsNamed) {

@@ -1,0 +1,130 @@
+// synapse chat: an interactive multi-turn chat on stdin/stdout. Each line
+// read is a user message; the reply streams as it is generated. The KV state
+// is kept across turns (see generate/chat_session.h). /exit or end of input
+// quits, /reset starts the conversation over.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "chat/chat_template.h"
+#include "cli/command.h"
+#include "cli/kernel_flags.h"
+#include "exec/session.h"
+#include "format/gguf_reader.h"
+#include "generate/chat_session.h"
+#include "model/model.h"
+#include "synapse/error.h"
+#include "tokenizer/tokenizer.h"
+
+namespace synapse::cli {
+namespace {
+
+struct ChatFlags {
+  std::string model;
+  std::string chat_template;
+  ChatOptions chat;
+  SamplingParams sampling;
+  int64_t seed = -1;
+  KernelFlags kernels;
+  int32_t ctx = 0;
+  bool stats = false;
+};
+
+// --chat-template NAME|FILE, else the GGUF's own template.
+std::string template_source(const ChatFlags& f) {
+  if (!f.chat_template.empty()) return chat::resolve_chat_template(f.chat_template);
+  std::optional<std::string> source = chat::chat_template_from_gguf(GgufFile::open(f.model));
+  if (!source)
+    throw Error(ErrorKind::MissingKey, "the model has no chat template; give one with --chat-template NAME|FILE",
+                Error::kNoOffset, "tokenizer.chat_template");
+  return *source;
+}
+
+std::string trim(const std::string& line) {
+  const size_t first = line.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return {};
+  return line.substr(first, line.find_last_not_of(" \t\r") - first + 1);
+}
+
+int chat_loop(const ChatFlags& f) {
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(f.model);
+  chat::ChatTemplate chat_template = chat::ChatTemplate::parse(template_source(f));
+  LoadOptions load;
+  load.max_ctx = static_cast<uint32_t>(f.ctx);
+  const Model model = load_model(f.model, load);
+  exec::Session session(model, session_options(f.kernels));
+  SamplingParams sampling = f.sampling;
+  if (f.seed >= 0) sampling.seed = static_cast<uint32_t>(f.seed);
+  Sampler sampler(sampling, static_cast<int32_t>(model.info.n_vocab));
+  ChatSession chat(session, *tokenizer, sampler, std::move(chat_template), f.chat);
+
+  const bool interactive = ::isatty(STDIN_FILENO) == 1;
+  if (interactive) std::fprintf(stderr, "synapse chat: /exit to quit, /reset to start over\n");
+  std::string line;
+  for (;;) {
+    if (interactive) {
+      std::fputs("> ", stdout);
+      std::fflush(stdout);
+    }
+    if (!std::getline(std::cin, line)) break;  // end of input
+    const std::string message = trim(line);
+    if (message.empty()) continue;
+    if (message == "/exit") break;
+    if (message == "/reset") {
+      chat.reset();
+      std::fprintf(stderr, "synapse chat: conversation reset\n");
+      continue;
+    }
+    try {
+      chat.reply(message, [](std::string_view text) {
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        std::fflush(stdout);
+      });
+    } catch (const Error& e) {  // e.g. the context is full: the chat goes on
+      std::fprintf(stdout, "\n");
+      std::fprintf(stderr, "synapse chat: error: %s\n", e.what());
+      continue;
+    }
+    std::fputs("\n", stdout);
+    std::fflush(stdout);
+    if (f.stats) {
+      const ChatTurnStats& t = chat.last_turn();
+      std::fprintf(stderr, "synapse chat: prompt %lld tokens, %lld reused, %lld evaluated, %lld generated\n",
+                   static_cast<long long>(t.prompt_tokens), static_cast<long long>(t.reused_tokens),
+                   static_cast<long long>(t.prompt_tokens - t.reused_tokens),
+                   static_cast<long long>(t.generated_tokens));
+    }
+  }
+  return kExitOk;
+}
+
+Register reg{{"chat", "Interactive multi-turn chat on stdin/stdout (/exit quits, /reset starts over)",
+              [](CLI::App& app) -> std::function<int()> {
+                auto f = std::make_shared<ChatFlags>();
+                app.add_option("-m,--model", f->model, "GGUF model file with a vocabulary")
+                    ->required()
+                    ->check(CLI::ExistingFile);
+                app.add_option("--system", f->chat.system, "system message");
+                app.add_option("--chat-template", f->chat_template,
+                               "template name (chatml, llama3, qwen2.5, ...) or file, instead of the model's");
+                app.add_option("-n,--n-predict", f->chat.n_predict,
+                               "most tokens per reply (-1: until end of turn or the context is full)");
+                app.add_option("--temp", f->sampling.temp, "temperature (0: greedy)");
+                app.add_option("--top-k", f->sampling.top_k, "top-k sampling (0: off)");
+                app.add_option("--top-p", f->sampling.top_p, "top-p sampling (1: off)");
+                app.add_option("--min-p", f->sampling.min_p, "min-p sampling (0: off)");
+                app.add_option("--repeat-penalty", f->sampling.repeat_penalty, "repetition penalty (1: off)");
+                app.add_option("-s,--seed", f->seed, "random seed (-1: random)");
+                add_kernel_flags(app, f->kernels);
+                app.add_option("-c,--ctx-size", f->ctx, "context size (0: the model's, at most 4096)")
+                    ->check(CLI::Range(0, 1 << 24));
+                app.add_flag("--stats", f->stats, "after each reply, print on stderr how many tokens were evaluated");
+                return [f] { return chat_loop(*f); };
+              }}};
+
+}  // namespace
+}  // namespace synapse::cli

@@ -1,0 +1,41 @@
+#include "cli/kernel_flags.h"
+
+#include <sched.h>
+
+#include <CLI/CLI.hpp>
+
+#include "exec/cpu_region_kernel.h"
+#include "synapse/error.h"
+
+namespace synapse::cli {
+
+void add_kernel_flags(CLI::App& app, KernelFlags& flags) {
+  app.add_option("-t,--threads", flags.threads, "threads (default: one per available CPU)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--cpu-target", flags.target,
+                 "kernels: auto, scalar, avx2, avx512, avx512vnni, or reference (the scalar oracle)");
+}
+
+int thread_count(const KernelFlags& flags) {
+  if (flags.threads > 0) return flags.threads;
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return 1;
+  return std::max(1, CPU_COUNT(&allowed));
+}
+
+exec::SessionOptions session_options(const KernelFlags& flags) {
+  exec::SessionOptions options;
+  if (flags.target == "reference") return options;
+  exec::CpuKernelOptions cpu{thread_count(flags), cpu::best_cpu_target()};
+  if (flags.target != "auto") {
+    const std::optional<cpu::CpuTarget> target = cpu::cpu_target_from_name(flags.target);
+    if (!target) throw Error(ErrorKind::Usage, "unknown --cpu-target '" + flags.target + "'");
+    if (!cpu::cpu_supports(*target))
+      throw Error(ErrorKind::Usage, "this CPU cannot run --cpu-target " + flags.target);
+    cpu.target = *target;
+  }
+  options.kernels = exec::cpu_kernel_registry(cpu);
+  return options;
+}
+
+}  // namespace synapse::cli

@@ -1,0 +1,147 @@
+#include "exec/cpu_region_kernel.h"
+
+#include <algorithm>
+#include <string>
+#include <variant>
+
+#include "exec/node_runner.h"
+#include "exec/op_set.h"
+#include "kernels/cpu/attention.h"
+#include "kernels/cpu/matmul.h"
+#include "kernels/cpu/thread_pool.h"
+#include "kernels/ref/elementwise.h"
+#include "synapse/error.h"
+
+namespace synapse::exec {
+namespace {
+
+// Elements per share of a threaded element-wise op: below this, one thread.
+constexpr int64_t kElementwiseGrain = 4096;
+
+class CpuOps final : public OpSet {
+ public:
+  CpuOps(cpu::CpuTarget target, int threads)
+      : target_(target), pool_(threads), name_(std::string("cpu-") + cpu::to_string(target)) {}
+
+  const char* name() const override { return name_.c_str(); }
+  cpu::CpuTarget target() const { return target_; }
+  cpu::ThreadPool& pool() const { return pool_; }
+
+  void matmul(StepContext& ctx, const float* x, int64_t tokens, const ref::EncodedMatrix& w, const float* bias,
+              float* y) const override {
+    const cpu::DotKernel kernel = cpu::best_dot_kernel(w.encoding, target_);
+    if (!kernel.tile) return OpSet::matmul(ctx, x, tokens, w, bias, y);
+    cpu::matmul(x, tokens, cpu::MatmulProduct{&w, bias, y, kernel}, ctx.scratch.activations.data(), pool_);
+  }
+
+  void swiglu(StepContext& ctx, const float* gate, const float* up, float* y, int64_t n) const override {
+    if (n < 2 * kElementwiseGrain) return OpSet::swiglu(ctx, gate, up, y, n);
+    pool_.run([&](int worker, int workers) {
+      const cpu::Range share = cpu::split_range(n, worker, workers, kElementwiseGrain);
+      ref::swiglu(gate + share.begin, up + share.begin, y + share.begin, share.end - share.begin);
+    });
+  }
+
+  void attention(StepContext& ctx, const float* q, const int32_t* positions, int64_t tokens, const ref::StateRows& k,
+                 const ref::StateRows& v, const ref::AttentionShape& shape, float* out) const override {
+    if (shape.head_dim > cpu::kMaxAttentionHeadDim)
+      return OpSet::attention(ctx, q, positions, tokens, k, v, shape, out);
+    cpu::causal_attention(q, positions, tokens, k, v, shape, out, target_, pool_);
+  }
+
+ private:
+  cpu::CpuTarget target_;
+  mutable cpu::ThreadPool pool_;  // running ops changes no observable state of the op set
+  std::string name_;
+};
+
+// Logits stay out of groups: they are computed for the output rows only.
+bool is_product(const ir::Node& node) { return std::holds_alternative<ir::MatMul>(node.op); }
+
+// One region on the CPU ops. Products of the same input within the region
+// (Q, K, V; gate and up) are fused into one grouped product: they depend on
+// nothing else, and every value of a region has its own buffer for the
+// whole region, so computing them together at the first one's place is safe.
+class CpuRegionKernel final : public RegionKernel {
+ public:
+  CpuRegionKernel(std::shared_ptr<const CpuOps> ops, const ir::Graph& graph, const ir::Region& region)
+      : ops_(std::move(ops)) {
+    std::vector<bool> planned(region.members.size(), false);
+    for (size_t i = 0; i < region.members.size(); ++i) {
+      if (planned[i]) continue;
+      Step step{{region.members[i]}};
+      const ir::Node& node = graph.node(region.members[i]);
+      for (size_t j = i + 1; is_product(node) && j < region.members.size(); ++j) {
+        const ir::Node& other = graph.node(region.members[j]);
+        if (is_product(other) && other.operands[0] == node.operands[0]) {
+          step.nodes.push_back(region.members[j]);
+          planned[j] = true;
+        }
+      }
+      products_ = std::max(products_, step.nodes.size());
+      steps_.push_back(std::move(step));
+    }
+    group_.resize(products_);
+  }
+
+  const char* name() const override { return ops_->name(); }
+
+  void run(StepContext& ctx, const ir::Region&) override {
+    for (const Step& step : steps_) {
+      if (step.nodes.size() == 1 || !run_group(ctx, step)) {
+        for (ir::NodeId node : step.nodes) run_node(ctx, node, *ops_);
+      }
+    }
+  }
+
+ private:
+  struct Step {
+    std::vector<ir::NodeId> nodes;  // one node, or products of one input
+  };
+
+  // Runs a step's products as one group; false (nothing done) when one has
+  // no CPU kernel.
+  bool run_group(StepContext& ctx, const Step& step) {
+    size_t count = 0;
+    for (ir::NodeId id : step.nodes) {
+      const ir::Node& node = ctx.graph.node(id);
+      const auto& matmul = std::get<ir::MatMul>(node.op);
+      const ref::EncodedMatrix& w = ctx.weights.matrix(matmul.weight);
+      const cpu::DotKernel kernel = cpu::best_dot_kernel(w.encoding, ops_->target());
+      if (!kernel.tile) return false;
+      const float* bias = matmul.bias ? ctx.weights.vector(*matmul.bias) : nullptr;
+      group_[count++] = {&w, bias, nullptr, kernel};
+    }
+    const TensorRef& x = ctx.values[ctx.graph.node(step.nodes[0]).operands[0].index];
+    for (size_t i = 0; i < count; ++i) {
+      if (!prepare_node(ctx, step.nodes[i])) return true;  // input absent: every result is
+      group_[i].y = ctx.values[ctx.graph.node(step.nodes[i]).result->index].data;
+    }
+    cpu::matmul_group(x.data, x.rows, std::span(group_).first(count), ctx.scratch.activations.data(), ops_->pool());
+    return true;
+  }
+
+  std::shared_ptr<const CpuOps> ops_;
+  std::vector<Step> steps_;
+  size_t products_ = 1;
+  std::vector<cpu::MatmulProduct> group_;  // planned once: a step allocates nothing
+};
+
+}  // namespace
+
+std::shared_ptr<KernelRegistry> cpu_kernel_registry(const CpuKernelOptions& options) {
+  if (options.threads < 1)
+    throw Error(ErrorKind::InvalidValue, "thread count " + std::to_string(options.threads) + " is below 1");
+  if (!cpu::cpu_supports(options.target))
+    throw Error(ErrorKind::InvalidValue,
+                std::string("this CPU cannot run kernels for target '") + cpu::to_string(options.target) + "'");
+  auto registry = std::make_shared<KernelRegistry>();
+  auto ops = std::make_shared<const CpuOps>(options.target, options.threads);
+  registry->add([](const ir::Graph&, const ir::Region&) { return true; },
+                [ops](const ir::Graph& graph, const ir::Region& region) -> std::shared_ptr<RegionKernel> {
+                  return std::make_shared<CpuRegionKernel>(ops, graph, region);
+                });
+  return registry;
+}
+
+}  // namespace synapse::exec

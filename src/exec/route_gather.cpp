@@ -1,0 +1,86 @@
+#include "exec/route_gather.h"
+
+#include <algorithm>
+#include <variant>
+
+namespace synapse::exec {
+namespace {
+
+// Moves the first rows.size() rows of x to rows[i], zeroing the others of
+// the step's `tokens` rows. Walks down, so no row is overwritten before it
+// moved (rows[i] >= i).
+void scatter_rows(float* x, int64_t cols, const std::vector<int64_t>& rows, int64_t tokens) {
+  auto next = static_cast<int64_t>(rows.size()) - 1;
+  for (int64_t t = tokens - 1; t >= 0; --t) {
+    float* row = x + t * cols;
+    if (next >= 0 && rows[static_cast<size_t>(next)] == t) {
+      std::copy_backward(x + next * cols, x + (next + 1) * cols, row + cols);
+      --next;
+    } else {
+      std::fill(row, row + cols, 0.0f);
+    }
+  }
+}
+
+}  // namespace
+
+RouteGather::RouteGather(const ir::Graph& graph, int64_t chunk) : rows_(static_cast<size_t>(chunk)) {
+  int64_t floats = 0;
+  size_t inputs = 0;
+  for (const ir::Region& region : graph.regions) {
+    if (!std::holds_alternative<ir::RouteSlot>(region.activation.decision)) continue;
+    int64_t region_floats = 0;
+    for (ir::ValueId input : region.boundary.inputs)
+      region_floats += chunk * extent_of(graph.value(input).type, chunk).cols;
+    floats = std::max(floats, region_floats);
+    inputs = std::max(inputs, region.boundary.inputs.size());
+  }
+  gathered_.resize(static_cast<size_t>(floats));
+  rows_.clear();
+  saved_.reserve(inputs);
+}
+
+void RouteGather::run(StepContext& ctx, const ir::Region& region, RegionKernel& kernel) {
+  const auto* route = std::get_if<ir::RouteSlot>(&region.activation.decision);
+  const int64_t tokens = ctx.tokens;
+  bool gatherable = route != nullptr && tokens > 1;
+  for (ir::ValueId input : region.boundary.inputs) {
+    const TensorRef& x = ctx.values[input.index];
+    gatherable = gatherable && x.data != nullptr && x.rows == tokens;
+  }
+  if (gatherable) {
+    const TensorRef& gates = ctx.values[route->router.index];
+    rows_.clear();
+    for (int64_t t = 0; t < tokens; ++t)
+      if (gates.data[t * gates.cols + route->slot] != 0.0f) rows_.push_back(t);
+    gatherable = static_cast<int64_t>(rows_.size()) < tokens;
+  }
+  if (!gatherable) {
+    kernel.run(ctx, region);
+    return;
+  }
+  const auto selected = static_cast<int64_t>(rows_.size());
+  saved_.clear();
+  float* next = gathered_.data();
+  for (ir::ValueId input : region.boundary.inputs) {
+    TensorRef& x = ctx.values[input.index];
+    saved_.push_back(x);
+    for (int64_t i = 0; i < selected; ++i)
+      std::copy_n(x.data + rows_[static_cast<size_t>(i)] * x.cols, x.cols, next + i * x.cols);
+    x.data = next;
+    x.rows = selected;
+    next += selected * x.cols;
+  }
+  ctx.tokens = selected;
+  kernel.run(ctx, region);
+  ctx.tokens = tokens;
+  for (size_t i = 0; i < saved_.size(); ++i) ctx.values[region.boundary.inputs[i].index] = saved_[i];
+  for (ir::ValueId output : region.boundary.outputs) {
+    TensorRef& y = ctx.values[output.index];
+    if (!y.present) continue;
+    scatter_rows(y.data, y.cols, rows_, tokens);
+    y.rows = tokens;
+  }
+}
+
+}  // namespace synapse::exec

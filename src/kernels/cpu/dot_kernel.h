@@ -1,0 +1,49 @@
+// Dot-product tiles: the inner loop of every CPU matrix kernel. A tile
+// computes the dot products of up to kMaxTileRows encoded weight rows with
+// up to kMaxTileTokens activation rows (already in the kernel's activation
+// format), so a prefill kernel reuses each loaded weight block across tokens
+// and each activation block across rows.
+//
+// Batch invariance: the float written for a (row, token) pair is bit-
+// identical whatever the tile's rows and tokens are and wherever the pair
+// sits in the tile: the sum runs over the blocks in order with the same
+// per-pair operations. Speculative verification and batching rely on it.
+//
+// This header has no inline functions: it is included by translation units
+// compiled with wider SIMD flags, whose inline copies could otherwise be
+// chosen by the linker for code that runs on any CPU.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu/activation.h"
+#include "kernels/cpu/cpu_target.h"
+#include "kernels/encoding/encoding.h"
+
+namespace synapse::cpu {
+
+inline constexpr int kMaxTileRows = 4;
+inline constexpr int kMaxTileTokens = 4;
+
+// y[t * y_stride + r] = dot(weight row r, activation row t) for r < rows,
+// t < tokens; weight row r starts at w + r * w_stride, activation row t at
+// x + t * x_stride; n elements, a multiple of the weight's block size.
+using DotTile = void (*)(const uint8_t* w, uint64_t w_stride, int rows, const uint8_t* x, uint64_t x_stride,
+                         int tokens, int64_t n, float* y, int64_t y_stride);
+
+struct DotKernel {
+  ActivationFormat activation = ActivationFormat::F32;
+  DotTile tile = nullptr;
+};
+
+// The kernel for weights of `encoding` compiled for exactly `target`, or a
+// kernel with a null tile when there is none for that pair. Callers pick
+// the target (best_cpu_target() or one forced by a test).
+DotKernel find_dot_kernel(Encoding encoding, CpuTarget target);
+
+// The kernel for `encoding` on the most capable target at or below `target`
+// that has one (the scalar kernel at worst); null tile when the encoding
+// has no CPU kernel at all.
+DotKernel best_dot_kernel(Encoding encoding, CpuTarget target);
+
+}  // namespace synapse::cpu

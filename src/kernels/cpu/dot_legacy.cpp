@@ -1,0 +1,82 @@
+// Dot kernels of the legacy block encodings: Q8_0 and Q4_0 weights against
+// Q8 activations. The portable tile lives here; the SIMD tiles live in the
+// per-target translation units declared in dot_legacy_tiles.h.
+#include <cstring>
+
+#include "kernels/cpu/dot_families.h"
+#include "kernels/cpu/dot_legacy_tiles.h"
+#include "kernels/encoding/blocks.h"
+
+namespace synapse::cpu {
+namespace {
+
+// One weight block as signed integers, read once and used for every token.
+struct IntBlock {
+  float d;
+  int8_t q[blocks::kLegacyElems];
+};
+
+IntBlock read_q8_0(const uint8_t* bytes) {
+  const auto& block = *reinterpret_cast<const blocks::Q8_0*>(bytes);
+  IntBlock out;
+  out.d = block.d.get();
+  std::memcpy(out.q, block.qs, sizeof(out.q));
+  return out;
+}
+
+IntBlock read_q4_0(const uint8_t* bytes) {
+  const auto& block = *reinterpret_cast<const blocks::Q4_0*>(bytes);
+  constexpr int kHalf = blocks::kLegacyElems / 2;
+  IntBlock out;
+  out.d = block.d.get();
+  for (int j = 0; j < kHalf; ++j) {
+    out.q[j] = static_cast<int8_t>((block.qs[j] & 0x0f) - 8);
+    out.q[j + kHalf] = static_cast<int8_t>((block.qs[j] >> 4) - 8);
+  }
+  return out;
+}
+
+// Every (row, token) pair owns one accumulator updated with the same
+// statements in block order, so the tile shape never changes its float.
+template <class Block, IntBlock (*read)(const uint8_t*)>
+void scalar_tile(const uint8_t* w, uint64_t w_stride, int rows, const uint8_t* x, uint64_t x_stride, int tokens,
+                 int64_t n, float* y, int64_t y_stride) {
+  if (rows < 1 || rows > kMaxTileRows || tokens < 1 || tokens > kMaxTileTokens) return;  // as the SIMD tiles
+  float acc[kMaxTileRows][kMaxTileTokens] = {};
+  ActQ8Block act[kMaxTileTokens];
+  for (int64_t b = 0; b < n / blocks::kLegacyElems; ++b) {
+    for (int t = 0; t < tokens; ++t)
+      std::memcpy(&act[t], x + t * x_stride + b * sizeof(ActQ8Block), sizeof(ActQ8Block));
+    for (int r = 0; r < rows; ++r) {
+      const IntBlock weights = read(w + r * w_stride + b * sizeof(Block));
+      for (int t = 0; t < tokens; ++t) {
+        int32_t dot = 0;
+        for (int i = 0; i < blocks::kLegacyElems; ++i) dot += weights.q[i] * act[t].qs[i];
+        acc[r][t] += (weights.d * act[t].d) * static_cast<float>(dot);
+      }
+    }
+  }
+  for (int t = 0; t < tokens; ++t)
+    for (int r = 0; r < rows; ++r) y[t * y_stride + r] = acc[r][t];
+}
+
+DotTile tile_for(bool q8_0, CpuTarget target) {
+  switch (target) {
+    case CpuTarget::Scalar: return q8_0 ? scalar_tile<blocks::Q8_0, read_q8_0> : scalar_tile<blocks::Q4_0, read_q4_0>;
+    case CpuTarget::Avx2: return q8_0 ? legacy::kAvx2Tiles.q8_0 : legacy::kAvx2Tiles.q4_0;
+    case CpuTarget::Avx512: return nullptr;  // the AVX2 tile serves; VNNI is what int8 dots gain from
+    case CpuTarget::Avx512Vnni: return q8_0 ? legacy::kVnniTiles.q8_0 : legacy::kVnniTiles.q4_0;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+DotKernel find_legacy_dot_kernel(Encoding encoding, CpuTarget target) {
+  if (encoding != Encoding::Q8_0 && encoding != Encoding::Q4_0) return {};
+  DotTile tile = tile_for(encoding == Encoding::Q8_0, target);
+  if (!tile) return {};
+  return DotKernel{ActivationFormat::Q8, tile};
+}
+
+}  // namespace synapse::cpu

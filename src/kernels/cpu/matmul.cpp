@@ -1,0 +1,91 @@
+#include "kernels/cpu/matmul.h"
+
+#include <algorithm>
+#include <array>
+
+namespace synapse::cpu {
+namespace {
+
+// Tokens whose activations are kept hot while a worker sweeps its rows.
+constexpr int64_t kTokenBlock = 64;
+constexpr ActivationFormat kQuantizedFormats[] = {ActivationFormat::Q8, ActivationFormat::Q8K};
+
+struct Activations {
+  const uint8_t* rows = nullptr;
+  uint64_t stride = 0;
+};
+
+void multiply_rows(const MatmulProduct& p, const Activations& x, int64_t tokens, int64_t row_begin,
+                   int64_t row_end) {
+  const ref::EncodedMatrix& w = *p.w;
+  for (int64_t t0 = 0; t0 < tokens; t0 += kTokenBlock) {
+    const int64_t t_end = std::min(tokens, t0 + kTokenBlock);
+    for (int64_t r = row_begin; r < row_end; r += kMaxTileRows) {
+      const int rows = static_cast<int>(std::min<int64_t>(kMaxTileRows, row_end - r));
+      for (int64_t t = t0; t < t_end; t += kMaxTileTokens) {
+        const int count = static_cast<int>(std::min<int64_t>(kMaxTileTokens, t_end - t));
+        float* y = p.y + t * w.rows + r;
+        p.kernel.tile(w.row(r), w.row_stride, rows, x.rows + t * x.stride, x.stride, count, w.cols, y, w.rows);
+        if (p.bias)
+          for (int i = 0; i < count; ++i)
+            for (int j = 0; j < rows; ++j) y[i * w.rows + j] += p.bias[r + j];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+uint64_t matmul_scratch_bytes(int64_t tokens, int64_t cols) {
+  uint64_t bytes = 0;
+  for (ActivationFormat format : kQuantizedFormats) {
+    const int64_t block = activation_block_elems(format);
+    bytes += static_cast<uint64_t>(tokens) * activation_row_bytes(format, (cols + block - 1) / block * block);
+  }
+  return bytes;
+}
+
+void matmul_group(const float* x, int64_t tokens, std::span<const MatmulProduct> products, uint8_t* scratch,
+                  ThreadPool& pool) {
+  if (products.empty()) return;
+  const int64_t cols = products.front().w->cols;
+  // Where each format's rows go in scratch, and which formats are needed.
+  std::array<Activations, 3> formats{};
+  formats[static_cast<int>(ActivationFormat::F32)] = {reinterpret_cast<const uint8_t*>(x), cols * sizeof(float)};
+  std::array<bool, 3> needed{};
+  std::array<uint8_t*, 3> quantized{};
+  for (const MatmulProduct& p : products) needed[static_cast<int>(p.kernel.activation)] = true;
+  uint8_t* next = scratch;
+  for (ActivationFormat format : kQuantizedFormats) {
+    const int f = static_cast<int>(format);
+    if (!needed[f]) continue;
+    quantized[f] = next;
+    formats[f] = {next, activation_row_bytes(format, cols)};
+    next += tokens * formats[f].stride;
+  }
+  const auto quantize = [&](int64_t begin, int64_t end) {
+    for (ActivationFormat format : kQuantizedFormats) {
+      const int f = static_cast<int>(format);
+      if (!needed[f]) continue;
+      for (int64_t t = begin; t < end; ++t)
+        quantize_activation_row(format, x + t * cols, cols, quantized[f] + t * formats[f].stride);
+    }
+  };
+  // Few tokens (decode): quantize on the caller, saving a fork/join.
+  if (tokens < pool.size()) {
+    quantize(0, tokens);
+  } else {
+    pool.run([&](int worker, int n) {
+      const Range share = split_range(tokens, worker, n);
+      quantize(share.begin, share.end);
+    });
+  }
+  pool.run([&](int worker, int n) {
+    for (const MatmulProduct& p : products) {
+      const Range share = split_range(p.w->rows, worker, n, kMaxTileRows);
+      multiply_rows(p, formats[static_cast<int>(p.kernel.activation)], tokens, share.begin, share.end);
+    }
+  });
+}
+
+}  // namespace synapse::cpu

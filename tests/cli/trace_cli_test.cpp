@@ -1,0 +1,94 @@
+// synapse run --trace-regions and synapse trace on a tiny OLMoE: every region
+// of every step is in the trace, Skipped experts with zero bytes; the summary
+// counts executed and skipped regions per step, bytes per token and the
+// expert histogram per layer, and draws the heatmap.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "exec/region_trace_summary.h"
+#include "support/command_runner.h"
+#include "support/tiny_model.h"
+#include "synapse/error.h"
+
+namespace synapse {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(TraceCli, RunTraceHasSkippedExpertsAndTraceSummarizesThem) {
+  test::TempDir dir;
+  const std::string model = test::write_tiny_model(dir, "olmoe", "q8_0");
+  const std::string trace = dir.file("trace.jsonl"), svg = dir.file("heat.svg");
+  auto run = test::run_synapse({"run", "-m", model, "--tokens", "1 17 300", "-n", "4", "--temp", "0",
+                                "--ignore-eos", "--trace-regions", trace});
+  ASSERT_EQ(run.exit_code, 0);
+  std::ifstream in(trace);
+  const exec::TraceSummary summary = exec::summarize_trace(in);
+  // The prompt step, then one step per generated token but the last.
+  ASSERT_EQ(summary.steps.size(), 4u);
+  EXPECT_EQ(summary.steps[0].tokens, 3);
+  const uint32_t regions = summary.regions;  // embedding, logits; per layer attention, router, 4 experts, merge
+  EXPECT_EQ(regions, 2u + 2u * 7u);
+  for (size_t i = 1; i < summary.steps.size(); ++i) {
+    const exec::TraceStep& step = summary.steps[i];
+    EXPECT_EQ(step.tokens, 1);
+    EXPECT_EQ(step.executed + step.skipped, regions);
+    EXPECT_EQ(step.skipped, 2u * (4u - 2u));  // top-2 of 4 experts in each of 2 layers
+    EXPECT_EQ(step.activity.find('?'), std::string::npos);
+  }
+  ASSERT_EQ(summary.expert_histogram.size(), 2u);
+  for (const auto& [layer, counts] : summary.expert_histogram) {
+    uint64_t total = 0;
+    for (uint64_t c : counts) total += c;
+    EXPECT_GE(total, 3u * 2u) << layer;  // decode steps run exactly 2; the prompt step at least 2
+  }
+  EXPECT_NE(read_text(trace).find("\"outcome\":\"Skipped\""), std::string::npos);
+
+  auto out = test::run_synapse({"trace", trace, "--heatmap", svg});
+  ASSERT_EQ(out.exit_code, 0);
+  EXPECT_NE(out.out.find("steps 4, tokens 6, regions 16"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("layer 1:"), std::string::npos) << out.out;
+  const std::string heat = read_text(svg);
+  EXPECT_EQ(heat.rfind("<svg", 0), 0u);
+  EXPECT_NE(heat.find("#dde7f0"), std::string::npos);  // skipped cells
+}
+
+TEST(TraceSummary, MalformedLineIsAnErrorNamingTheLine) {
+  std::istringstream in(
+      "{\"step\":0,\"position\":0,\"region\":0,\"kind\":\"Embedding\",\"outcome\":\"Executed\","
+      "\"weight_bytes_touched\":10}\nnot json\n");
+  try {
+    exec::summarize_trace(in);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidValue);
+    EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TraceSummary, StepTokensComeFromTheNextPositionWithoutATokensField) {
+  std::istringstream in(
+      "{\"step\":0,\"position\":0,\"region\":0,\"kind\":\"Expert\",\"layer\":1,\"expert\":3,"
+      "\"outcome\":\"Executed\",\"weight_bytes_touched\":100}\n"
+      "{\"step\":0,\"position\":0,\"region\":1,\"kind\":\"Expert\",\"layer\":1,\"expert\":4,"
+      "\"outcome\":\"Skipped\",\"weight_bytes_touched\":0}\n"
+      "{\"step\":1,\"position\":5,\"region\":1,\"kind\":\"Expert\",\"layer\":1,\"expert\":4,"
+      "\"outcome\":\"Executed\",\"weight_bytes_touched\":100}\n");
+  const exec::TraceSummary summary = exec::summarize_trace(in);
+  ASSERT_EQ(summary.steps.size(), 2u);
+  EXPECT_EQ(summary.steps[0].tokens, 5);
+  EXPECT_EQ(summary.steps[0].executed, 1u);
+  EXPECT_EQ(summary.steps[0].skipped, 1u);
+  EXPECT_EQ(summary.steps[1].activity, "?E");
+  EXPECT_EQ(summary.expert_histogram.at(1), (std::vector<uint64_t>{0, 0, 0, 1, 1}));
+}
+
+}  // namespace
+}  // namespace synapse

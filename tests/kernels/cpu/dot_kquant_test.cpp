@@ -1,0 +1,154 @@
+// Q4_K / Q5_K / Q6_K dot tiles on every target this machine runs: results
+// against a double-precision reference over the dequantized rows (quantized
+// data and raw random blocks with extreme levels, scales and activations),
+// and batch invariance (a pair's float is the same bits in every tile).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/activation.h"
+#include "kernels/cpu/dot_families.h"
+#include "kernels/cpu/dot_kernel.h"
+#include "kernels/cpu/dot_test_support.h"
+#include "kernels/encoding/encoding.h"
+#include "kernels/encoding/fp16.h"
+
+namespace synapse::cpu {
+namespace {
+
+constexpr int64_t kSuper = 256;
+constexpr Encoding kEncodings[] = {Encoding::Q4_K, Encoding::Q5_K, Encoding::Q6_K};
+constexpr int64_t kLengths[] = {256, 512, 768, 4864};
+
+// How the operands are made: through the quantizers from random floats, or
+// as random bytes (every level and scale pattern, Q6_K scales of -128,
+// activations of +-127) with sane fp16 scales.
+enum class Fill { Quantized, RawBytes };
+
+using dot_test::Operands;
+
+void put_half(uint8_t* p, float value) {
+  const uint16_t h = fp32_to_fp16(value);
+  std::memcpy(p, &h, sizeof(h));
+}
+
+// Random block bytes with the fp16 fields set to small positive scales.
+void fill_raw_weight_row(Encoding encoding, std::mt19937& rng, uint8_t* row, int64_t n) {
+  std::uniform_int_distribution<int> byte(0, 255);
+  const uint64_t bytes = row_bytes(encoding, n);
+  for (uint64_t i = 0; i < bytes; ++i) row[i] = static_cast<uint8_t>(byte(rng));
+  const uint64_t block_bytes = bytes / (n / kSuper);
+  for (uint8_t* block = row; block < row + bytes; block += block_bytes) {
+    if (encoding == Encoding::Q6_K) {
+      put_half(block + 208, 0.0123f);
+    } else {
+      put_half(block, 0.0231f);
+      put_half(block + 2, 0.0147f);
+    }
+  }
+}
+
+// Random activation blocks with qs at the int8 extremes half the time.
+void fill_raw_activation_row(std::mt19937& rng, uint8_t* row, int64_t n) {
+  std::uniform_int_distribution<int> level(-127, 127);
+  std::bernoulli_distribution extreme(0.5);
+  for (int64_t b = 0; b < n / kSuper; ++b) {
+    ActQ8KBlock block;
+    block.d = 0.0371f;
+    for (int j = 0; j < 16; ++j) {
+      int sum = 0;
+      for (int i = 16 * j; i < 16 * (j + 1); ++i) {
+        const int q = level(rng);
+        block.qs[i] = static_cast<int8_t>(extreme(rng) ? (q < 0 ? -127 : 127) : q);
+        sum += block.qs[i];
+      }
+      block.bsums[j] = static_cast<int16_t>(sum);
+    }
+    std::memcpy(row + b * sizeof(block), &block, sizeof(block));
+  }
+}
+
+Operands make_operands(Encoding encoding, int64_t n, Fill fill, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  Operands ops =
+      dot_test::allocate_operands(n, row_bytes(encoding, n) + 7, activation_row_bytes(ActivationFormat::Q8K, n) + 12);
+  std::vector<float> values(n);
+  for (int r = 0; r < kMaxTileRows; ++r) {
+    if (fill == Fill::RawBytes) {
+      fill_raw_weight_row(encoding, rng, ops.row(r), n);
+    } else {
+      for (float& v : values) v = 0.3f * normal(rng) + 0.1f * r;  // rows with an offset exercise the mins
+      if (n > kSuper) std::fill(values.begin() + kSuper, values.begin() + 2 * kSuper, 0.0f);  // all-zero super-block
+      values[(r * 97 + 5) % n] = 25.0f;                                                      // an outlier
+      quantize_row(encoding, values.data(), ops.row(r), n);
+    }
+    dot_test::record_weight_row(ops, encoding, r);
+  }
+  for (int t = 0; t < kMaxTileTokens; ++t) {
+    if (fill == Fill::RawBytes) {
+      fill_raw_activation_row(rng, ops.token(t), n);
+    } else {
+      for (float& v : values) v = 2.0f * normal(rng);
+      quantize_activation_row(ActivationFormat::Q8K, values.data(), n, ops.token(t));
+    }
+    dot_test::record_block_activation_row<ActQ8KBlock>(ops, t);
+  }
+  return ops;
+}
+
+// Every tile shape against the double reference, for every length.
+void expect_matches_reference(Encoding encoding, Fill fill) {
+  for (int64_t n : kLengths)
+    dot_test::expect_tiles_match_reference(encoding, make_operands(encoding, n, fill, static_cast<uint32_t>(n) + 17));
+}
+
+TEST(DotKquantKernel, ServesQ4KQ5KQ6KWithQ8KActivationsOnEveryTarget) {
+  for (Encoding encoding : kEncodings) {
+    for (CpuTarget target : supported_cpu_targets()) {
+      const DotKernel kernel = best_dot_kernel(encoding, target);
+      ASSERT_NE(kernel.tile, nullptr) << to_string(target);
+      EXPECT_EQ(kernel.activation, ActivationFormat::Q8K);
+    }
+    for (CpuTarget target : {CpuTarget::Scalar, CpuTarget::Avx2, CpuTarget::Avx512Vnni})
+      EXPECT_NE(find_kquant_dot_kernel(encoding, target).tile, nullptr) << to_string(target);
+    // Plain AVX-512 adds nothing here: it falls back to the AVX2 tile.
+    EXPECT_EQ(best_dot_kernel(encoding, CpuTarget::Avx512).tile, find_dot_kernel(encoding, CpuTarget::Avx2).tile);
+  }
+  EXPECT_EQ(find_kquant_dot_kernel(Encoding::Q8_0, CpuTarget::Scalar).tile, nullptr);
+  EXPECT_EQ(find_kquant_dot_kernel(Encoding::Q3_K, CpuTarget::Avx2).tile, nullptr);
+}
+
+TEST(DotKquantKernel, Q4KMatchesDoubleReferenceOnEveryTargetAndShape) {
+  expect_matches_reference(Encoding::Q4_K, Fill::Quantized);
+}
+
+TEST(DotKquantKernel, Q5KMatchesDoubleReferenceOnEveryTargetAndShape) {
+  expect_matches_reference(Encoding::Q5_K, Fill::Quantized);
+}
+
+TEST(DotKquantKernel, Q6KMatchesDoubleReferenceOnEveryTargetAndShape) {
+  expect_matches_reference(Encoding::Q6_K, Fill::Quantized);
+}
+
+TEST(DotKquantKernel, RawBlocksWithExtremeLevelsAndActivationsMatchDoubleReference) {
+  for (Encoding encoding : kEncodings) expect_matches_reference(encoding, Fill::RawBytes);
+}
+
+TEST(DotKquantTile, EveryTileShapeAndPositionGivesTheBitsOfASinglePair) {
+  for (Encoding encoding : kEncodings)
+    for (int64_t n : {768, 4864})
+      dot_test::expect_tiles_batch_invariant(encoding, make_operands(encoding, n, Fill::Quantized, 1234));
+}
+
+TEST(DotKquantTile, WritesOnlyItsRowsAndTokens) {
+  for (Encoding encoding : kEncodings)
+    dot_test::expect_tiles_write_only_their_outputs(encoding, make_operands(encoding, 512, Fill::Quantized, 5));
+}
+
+}  // namespace
+}  // namespace synapse::cpu

@@ -1,0 +1,92 @@
+// Q8_0 / Q4_0 dot tiles on every target this machine runs: results against a
+// double-precision reference over the dequantized rows, and batch
+// invariance (a pair's float is the same bits whatever tile computes it).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "kernels/cpu/activation.h"
+#include "kernels/cpu/dot_families.h"
+#include "kernels/cpu/dot_kernel.h"
+#include "kernels/cpu/dot_test_support.h"
+#include "kernels/encoding/encoding.h"
+
+namespace synapse::cpu {
+namespace {
+
+constexpr int kBlock = 32;
+constexpr Encoding kEncodings[] = {Encoding::Q8_0, Encoding::Q4_0};
+
+using dot_test::Operands;
+
+// Quantized weights with an all-zero block, an outlier and (Q8_0) a -128.
+Operands make_operands(Encoding encoding, int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  Operands ops =
+      dot_test::allocate_operands(n, row_bytes(encoding, n) + 7, activation_row_bytes(ActivationFormat::Q8, n) + 12);
+  std::vector<float> values(n);
+  for (int r = 0; r < kMaxTileRows; ++r) {
+    for (float& v : values) v = uniform(rng);
+    if (n > kBlock) std::fill(values.begin() + kBlock, values.begin() + 2 * kBlock, 0.0f);  // an all-zero block
+    values[(r * 37) % n] = 60.0f;                                                           // an outlier
+    quantize_row(encoding, values.data(), ops.row(r), n);
+    // Q8_0 allows -128, which ggml's quantizer never writes; the tiles must still read it right.
+    if (encoding == Encoding::Q8_0) ops.row(r)[2 + 3] = static_cast<uint8_t>(-128);
+    dot_test::record_weight_row(ops, encoding, r);
+  }
+  for (int t = 0; t < kMaxTileTokens; ++t) {
+    for (float& v : values) v = 3.0f * uniform(rng);
+    quantize_activation_row(ActivationFormat::Q8, values.data(), n, ops.token(t));
+    dot_test::record_block_activation_row<ActQ8Block>(ops, t);
+  }
+  return ops;
+}
+
+TEST(DotLegacyKernel, ServesQ8_0AndQ4_0WithQ8ActivationsOnEveryTarget) {
+  for (Encoding encoding : kEncodings) {
+    for (CpuTarget target : supported_cpu_targets()) {
+      const DotKernel kernel = best_dot_kernel(encoding, target);
+      ASSERT_NE(kernel.tile, nullptr) << to_string(target);
+      EXPECT_EQ(kernel.activation, ActivationFormat::Q8);
+    }
+    EXPECT_NE(find_legacy_dot_kernel(encoding, CpuTarget::Scalar).tile, nullptr);
+  }
+  EXPECT_EQ(find_legacy_dot_kernel(Encoding::Q4_1, CpuTarget::Scalar).tile, nullptr);
+  EXPECT_EQ(find_legacy_dot_kernel(Encoding::Q4_K, CpuTarget::Avx2).tile, nullptr);
+}
+
+TEST(DotLegacyKernel, MatchesDoubleReferenceOnEveryTargetAndShape) {
+  for (Encoding encoding : kEncodings)
+    for (int64_t n : {32, 64, 96, 160, 4096 + 32})
+      dot_test::expect_tiles_match_reference(encoding, make_operands(encoding, n, static_cast<uint32_t>(n)));
+}
+
+TEST(DotLegacyTile, EveryTileShapeAndPositionGivesTheBitsOfASinglePair) {
+  for (Encoding encoding : kEncodings)
+    for (int64_t n : {64, 96, 4096 + 32})
+      dot_test::expect_tiles_batch_invariant(encoding, make_operands(encoding, n, 1234));
+}
+
+TEST(DotLegacyTile, WritesOnlyItsRowsAndTokens) {
+  dot_test::expect_tiles_write_only_their_outputs(Encoding::Q4_0, make_operands(Encoding::Q4_0, 64, 5));
+}
+
+TEST(DotLegacyTile, LeavesTheOutputAloneForShapesBeyondTheTile) {
+  const Operands ops = make_operands(Encoding::Q8_0, 32, 6);
+  for (CpuTarget target : dot_test::targets_with_kernels(Encoding::Q8_0)) {
+    const DotKernel kernel = find_dot_kernel(Encoding::Q8_0, target);
+    for (auto [rows, tokens] : {std::pair{0, 1}, {kMaxTileRows + 1, 1}, {1, 0}, {1, kMaxTileTokens + 1}}) {
+      std::vector<float> y(64, -7.0f);
+      kernel.tile(ops.row(0), 0, rows, ops.token(0), 0, tokens, ops.n, y.data(), 8);
+      EXPECT_EQ(std::count(y.begin(), y.end(), -7.0f), 64) << to_string(target) << " " << rows << "x" << tokens;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace synapse::cpu

@@ -1,0 +1,80 @@
+#include "kernels/cpu/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+namespace synapse::cpu {
+namespace {
+
+TEST(CpuThreadPool, EveryWorkerRunsEachTaskOnce) {
+  for (int threads : {1, 2, 3, 5}) {
+    ThreadPool pool(threads);
+    ASSERT_EQ(pool.size(), threads);
+    std::vector<std::atomic<int>> runs(static_cast<size_t>(threads));
+    for (int round = 0; round < 200; ++round)
+      pool.run([&](int worker, int workers) {
+        EXPECT_EQ(workers, threads);
+        runs[static_cast<size_t>(worker)].fetch_add(1);
+      });
+    for (auto& count : runs) EXPECT_EQ(count.load(), 200);
+  }
+}
+
+TEST(CpuThreadPool, TaskResultsAreVisibleWhenRunReturns) {
+  ThreadPool pool(3);
+  std::vector<int> out(3000, 0);
+  for (int round = 1; round <= 50; ++round) {
+    pool.run([&](int worker, int workers) {
+      const Range share = split_range(static_cast<int64_t>(out.size()), worker, workers);
+      for (int64_t i = share.begin; i < share.end; ++i) out[static_cast<size_t>(i)] = round;
+    });
+    for (int value : out) ASSERT_EQ(value, round);
+  }
+}
+
+TEST(CpuThreadPool, WakesWorkersAfterTheySleep) {
+  ThreadPool pool(2);
+  std::atomic<int> runs{0};
+  pool.run([&](int, int) { runs.fetch_add(1); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // workers go to sleep
+  pool.run([&](int, int) { runs.fetch_add(1); });
+  EXPECT_EQ(runs.load(), 4);
+}
+
+TEST(CpuThreadPool, RunsFromTwoThreadsAreSerialized) {
+  ThreadPool pool(2);
+  std::atomic<int> inside{0};
+  std::atomic<bool> overlapped{false};
+  auto caller = [&] {
+    for (int i = 0; i < 200; ++i)
+      pool.run([&](int worker, int) {
+        if (worker == 0 && inside.fetch_add(1) != 0) overlapped = true;
+        if (worker == 0) inside.fetch_sub(1);
+      });
+  };
+  std::thread a(caller), b(caller);
+  a.join();
+  b.join();
+  EXPECT_FALSE(overlapped.load());
+}
+
+TEST(CpuSplitRange, SharesCoverEveryItemOnceInGrainMultiples) {
+  for (int64_t n : {0, 1, 7, 64, 1000, 4865})
+    for (int workers : {1, 2, 3, 8})
+      for (int64_t grain : {1, 4}) {
+        int64_t next = 0;
+        for (int w = 0; w < workers; ++w) {
+          const Range share = split_range(n, w, workers, grain);
+          EXPECT_EQ(share.begin, next);
+          if (share.end < n) EXPECT_EQ((share.end - share.begin) % grain, int64_t{0});
+          next = share.end;
+        }
+        EXPECT_EQ(next, n);
+      }
+}
+
+}  // namespace
+}  // namespace synapse::cpu
