@@ -23,7 +23,7 @@ ctest --test-dir build --output-on-failure -j "$jobs" -LE slow
 echo "== sanitizer build (clang, ASan + UBSan) and fuzzing"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER=clang++ -DSYNAPSE_SANITIZE=ON -DSYNAPSE_FUZZ=ON >/dev/null
-ninja -C build-asan -j "$jobs" synapse synapse_tests fuzz_gguf
+ninja -C build-asan -j "$jobs" synapse synapse_tests fuzz_gguf fuzz_tokenizer fuzz_chat_template
 # Everything but the large llama.cpp load matrix (its files are big and the
 # peer is not instrumented anyway). Full malloc stacks let the suppression
 # name the one libstdc++ function it covers.

@@ -6,6 +6,10 @@
 // exact int32 dot afterwards. A 512-bit register holds a weight block twice
 // against the blocks of two tokens (or, for one token, two consecutive
 // blocks against theirs), so every product instruction serves two pairs.
+// From three tokens on, a register holds one half of a weight block four
+// times against that half of four tokens' blocks instead: two products per
+// row then cover all 32 elements of every token, and the lanes are summed
+// once rather than once per token pair.
 //
 // As in the AVX2 tile, each pair's exact block sum is gathered into its own
 // lane, and the float part acc = fma(dw * dx, sum, acc) runs lane by lane in
@@ -17,7 +21,8 @@
 // on why this file includes no header with external inline functions.
 
 // GCC 12 reports its own _mm512_undefined_* idiom in the AVX-512 headers as
-// maybe-uninitialized (GCC bug 105593, fixed in 13).
+// (maybe-)uninitialized (GCC bug 105593, fixed in 13).
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
@@ -41,11 +46,31 @@ __m256 load_row_scales(const uint8_t* const (&row)[kRows], uint64_t first, uint6
   return _mm256_cvtph_ps(bits);
 }
 
+// Bytes [from, from + 16) of the activation blocks act[0..3], act[s] in
+// quarter s.
+__m512i load_slot_halves(const uint8_t* const (&act)[kSlots], uint64_t from) {
+  __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(act[0] + kActQsOffset + from)));
+  for (int s = 1; s < kSlots; ++s) {
+    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(act[s] + kActQsOffset + from)), s);
+  }
+  return v;
+}
+
 // Two tokens' activation blocks side by side: [first | second].
 __m512i load_token_pair(const uint8_t* first, const uint8_t* second) {
   const __m256i lo = load256(first + kActQsOffset);
   const __m256i hi = load256(second + kActQsOffset);
   return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+// The lanes of each quarter of partial[r] summed into lane r of that
+// quarter: quarter k of the result holds [row 0 .. row 3].
+__m512i sum_quarter_lanes(const __m512i (&partial)[kRows]) {
+  const __m512i rows01 =
+      _mm512_add_epi32(_mm512_unpacklo_epi32(partial[0], partial[1]), _mm512_unpackhi_epi32(partial[0], partial[1]));
+  const __m512i rows23 =
+      _mm512_add_epi32(_mm512_unpacklo_epi32(partial[2], partial[3]), _mm512_unpackhi_epi32(partial[2], partial[3]));
+  return _mm512_add_epi32(_mm512_unpacklo_epi64(rows01, rows23), _mm512_unpackhi_epi64(rows01, rows23));
 }
 
 // Exact dot products of the four rows' weights q against qx, one per
@@ -54,11 +79,7 @@ __m512i load_token_pair(const uint8_t* first, const uint8_t* second) {
 __m512i quarter_sums(const __m512i (&q)[kRows], __m512i qx) {
   __m512i partial[kRows];
   for (int r = 0; r < kRows; ++r) partial[r] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[r], qx);
-  const __m512i rows01 =
-      _mm512_add_epi32(_mm512_unpacklo_epi32(partial[0], partial[1]), _mm512_unpackhi_epi32(partial[0], partial[1]));
-  const __m512i rows23 =
-      _mm512_add_epi32(_mm512_unpacklo_epi32(partial[2], partial[3]), _mm512_unpackhi_epi32(partial[2], partial[3]));
-  return _mm512_add_epi32(_mm512_unpacklo_epi64(rows01, rows23), _mm512_unpackhi_epi64(rows01, rows23));
+  return sum_quarter_lanes(partial);
 }
 
 // A 32-byte block spans two quarters: adds them, giving four slots
@@ -68,6 +89,12 @@ __m512i slot_sums(__m512i a, __m512i b) {
   const __m512i odd = _mm512_shuffle_i64x2(a, b, _MM_SHUFFLE(3, 1, 3, 1));
   return _mm512_add_epi32(even, odd);
 }
+
+// A block's elements 0-15 in every quarter of `low`, 16-31 in `high`.
+struct BlockHalves {
+  __m512i low;
+  __m512i high;
+};
 
 // Q8_0 values w in [-128, 127] go in as w + 128 (flipping the sign bit).
 struct Q8_0Weights {
@@ -80,10 +107,15 @@ struct Q8_0Weights {
     const __m512i first = _mm512_castsi256_si512(load_values(block));
     return to_unsigned(_mm512_inserti64x4(first, load_values(block + kBlockBytes), 1));
   }
+  static BlockHalves load_halves(const uint8_t* block) {
+    return {to_unsigned(_mm512_broadcast_i32x4(load_half(block, 0))),
+            to_unsigned(_mm512_broadcast_i32x4(load_half(block, 16)))};
+  }
 
  private:
-  static __m256i load_values(const uint8_t* block) {
-    return load256(block + kWeightQsOffset);
+  static __m256i load_values(const uint8_t* block) { return load256(block + kWeightQsOffset); }
+  static __m128i load_half(const uint8_t* block, uint64_t from) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + kWeightQsOffset + from));
   }
   static __m512i to_unsigned(__m512i q) { return _mm512_xor_si512(q, _mm512_set1_epi8(static_cast<char>(0x80))); }
 };
@@ -97,6 +129,11 @@ struct Q4_0Weights {
     const __m256i both = _mm256_set_m128i(load_packed(block + kBlockBytes), load_packed(block));
     const __m512i quarters = _mm512_set_epi64(3, 2, 3, 2, 1, 0, 1, 0);
     return unpack(_mm512_permutexvar_epi64(quarters, _mm512_castsi256_si512(both)));
+  }
+  static BlockHalves load_halves(const uint8_t* block) {
+    const __m512i packed = _mm512_broadcast_i32x4(load_packed(block));
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
+    return {_mm512_and_si512(packed, low4), _mm512_and_si512(_mm512_srli_epi16(packed, 4), low4)};
   }
 
  private:
@@ -183,34 +220,57 @@ __m512 per_slot<__m512>(const uint8_t* const (&slot_act)[kSlots], uint64_t offse
   return _mm512_castsi512_ps(per_slot<__m512i>(slot_act, offset));
 }
 
-// Two to four tokens: tokens 0 and 1 fill slots 0 and 1, tokens 2 and 3
-// slots 2 and 3 (a lone third token is paired with itself; with two tokens
-// slots 2 and 3 repeat them without a second product).
+// The exact sums of the four rows' blocks at w_offset against two tokens'
+// blocks act[0], act[1]: slots [token 0 | token 1 | token 0 | token 1].
+// Forced inline, as four_slot_sums: as a call it would pass its registers
+// through memory once per block.
+template <class Weights>
+[[gnu::always_inline]] inline __m512i two_token_sums(const uint8_t* const (&row)[kRows], uint64_t w_offset,
+                                                     const uint8_t* const (&act)[kSlots]) {
+  __m512i q[kRows];
+  for (int r = 0; r < kRows; ++r) q[r] = Weights::load(row[r] + w_offset);
+  const __m512i quarters = quarter_sums(q, load_token_pair(act[0], act[1]));
+  return slot_sums(quarters, quarters);
+}
+
+// The exact sums of the four rows' blocks at w_offset against the four
+// slots' blocks act[s], slot s in quarter s: each row's two halves go
+// against the slots' halves into one register, whose lanes are summed once.
+template <class Weights>
+[[gnu::always_inline]] inline __m512i four_slot_sums(const uint8_t* const (&row)[kRows], uint64_t w_offset,
+                                                     const uint8_t* const (&act)[kSlots]) {
+  const __m512i x_low = load_slot_halves(act, 0);
+  const __m512i x_high = load_slot_halves(act, 16);
+  __m512i partial[kRows];
+  for (int r = 0; r < kRows; ++r) {
+    const BlockHalves w = Weights::load_halves(row[r] + w_offset);
+    partial[r] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), w.low, x_low), w.high, x_high);
+  }
+  return sum_quarter_lanes(partial);
+}
+
+// Two to four tokens: token t fills slot t (a lone third token fills slot
+// 3 too; with two tokens slots 2 and 3 repeat them without a second
+// product).
 template <class Weights, int kTokens>
 void tile(const uint8_t* w, uint64_t w_stride, int rows, const uint8_t* x, uint64_t x_stride, int64_t n, float* y,
           int64_t y_stride) {
-  constexpr int kPairs = (kTokens + 1) / 2;
   const uint8_t* row[kRows];
   select_rows(w, w_stride, rows, row);
   const uint8_t* slot_token[kSlots];
   for (int s = 0; s < kSlots; ++s) {
-    const int t = s % (2 * kPairs);
-    slot_token[s] = x + (t < kTokens ? t : kTokens - 1) * x_stride;
+    const int t = kTokens == 2 ? s % 2 : (s < kTokens ? s : kTokens - 1);
+    slot_token[s] = x + t * x_stride;
   }
   __m512 acc = _mm512_setzero_ps();
 
   for (int64_t b = 0; b < n / kBlockElems; ++b) {
     const uint64_t w_offset = b * Weights::kBlockBytes;
-    __m512i q[kRows];
-    for (int r = 0; r < kRows; ++r) {
-      q[r] = Weights::load(row[r] + w_offset);
-      prefetch_next_tile(row[r] + w_offset, w_stride);
-    }
+    for (int r = 0; r < kRows; ++r) prefetch_next_tile(row[r] + w_offset, w_stride);
     const uint8_t* act[kSlots];
     for (int s = 0; s < kSlots; ++s) act[s] = slot_token[s] + b * kActBlockBytes;
-    __m512i quarters[kPairs];
-    for (int p = 0; p < kPairs; ++p) quarters[p] = quarter_sums(q, load_token_pair(act[2 * p], act[2 * p + 1]));
-    const __m512i raw = slot_sums(quarters[0], quarters[kPairs - 1]);
+    const __m512i raw =
+        kTokens == 2 ? two_token_sums<Weights>(row, w_offset, act) : four_slot_sums<Weights>(row, w_offset, act);
     const __m512i sums =
         _mm512_sub_epi32(raw, _mm512_slli_epi32(per_slot<__m512i>(act, kActSumOffset), Weights::kOffsetShift));
     const __m512 w_scales = _mm512_broadcast_f32x4(load_row_scales(row, w_offset));
@@ -224,7 +284,7 @@ void tile(const uint8_t* w, uint64_t w_stride, int rows, const uint8_t* x, uint6
 }
 
 // The tile for exactly kTokens tokens (tile_for_tokens picks it): one
-// token pairs consecutive blocks, two to four pair tokens.
+// token pairs consecutive blocks, more tokens fill the four slots.
 template <class Weights>
 struct Tile {
   template <int kTokens>
