@@ -13,6 +13,7 @@
 #include "chat/chat_template.h"
 #include "cli/command.h"
 #include "cli/kernel_flags.h"
+#include "cli/sampling_flags.h"
 #include "exec/session.h"
 #include "format/gguf_reader.h"
 #include "generate/chat_session.h"
@@ -27,8 +28,7 @@ struct ChatFlags {
   std::string model;
   std::string chat_template;
   ChatOptions chat;
-  SamplingParams sampling;
-  int64_t seed = -1;
+  SamplingFlags sampling;
   KernelFlags kernels;
   int32_t ctx = 0;
   bool stats = false;
@@ -57,8 +57,7 @@ int chat_loop(const ChatFlags& f) {
   load.max_ctx = static_cast<uint32_t>(f.ctx);
   const Model model = load_model(f.model, load);
   exec::Session session(model, session_options(f.kernels));
-  SamplingParams sampling = f.sampling;
-  if (f.seed >= 0) sampling.seed = static_cast<uint32_t>(f.seed);
+  SamplingParams sampling = sampling_params(f.sampling);
   Sampler sampler(sampling, static_cast<int32_t>(model.info.n_vocab));
   ChatSession chat(session, *tokenizer, sampler, std::move(chat_template), f.chat);
 
@@ -113,12 +112,7 @@ Register reg{{"chat", "Interactive multi-turn chat on stdin/stdout (/exit quits,
                                "template name (chatml, llama3, qwen2.5, ...) or file, instead of the model's");
                 app.add_option("-n,--n-predict", f->chat.n_predict,
                                "most tokens per reply (-1: until end of turn or the context is full)");
-                app.add_option("--temp", f->sampling.temp, "temperature (0: greedy)");
-                app.add_option("--top-k", f->sampling.top_k, "top-k sampling (0: off)");
-                app.add_option("--top-p", f->sampling.top_p, "top-p sampling (1: off)");
-                app.add_option("--min-p", f->sampling.min_p, "min-p sampling (0: off)");
-                app.add_option("--repeat-penalty", f->sampling.repeat_penalty, "repetition penalty (1: off)");
-                app.add_option("-s,--seed", f->seed, "random seed (-1: random)");
+                add_sampling_flags(app, f->sampling);
                 add_kernel_flags(app, f->kernels);
                 app.add_option("-c,--ctx-size", f->ctx, "context size (0: the model's, at most 4096)")
                     ->check(CLI::Range(0, 1 << 24));

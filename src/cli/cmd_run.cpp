@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/kernel_flags.h"
+#include "cli/sampling_flags.h"
 #include "exec/region_trace.h"
 #include "exec/session.h"
 #include "generate/generation.h"
@@ -24,8 +25,7 @@ struct RunFlags {
   std::string tokens;
   std::string prompt;
   int32_t n_predict = -1;
-  SamplingParams sampling;
-  int64_t seed = -1;
+  SamplingFlags sampling;
   KernelFlags kernels;
   int32_t ctx = 0;
   int32_t ubatch = 512;
@@ -111,8 +111,7 @@ int run(const RunFlags& f) {
   }
 
   exec::Session session(model, session_options(f.kernels));
-  SamplingParams sampling = f.sampling;
-  if (f.seed >= 0) sampling.seed = static_cast<uint32_t>(f.seed);
+  SamplingParams sampling = sampling_params(f.sampling);
   Sampler sampler(sampling, static_cast<int32_t>(model.info.n_vocab));
 
   std::unique_ptr<exec::RegionTraceWriter> trace;
@@ -159,13 +158,7 @@ Register reg{{"run", "Generate tokens from a prompt through the region scheduler
                 app.add_option("-p,--prompt", f->prompt, "prompt text (needs the model's tokenizer)");
                 app.add_option("-n,--n-predict", f->n_predict,
                                "tokens to generate (-1: until EOS or the context is full)");
-                app.add_option("--temp", f->sampling.temp, "temperature (0: greedy)");
-                app.add_option("--top-k", f->sampling.top_k, "top-k sampling (0: off)");
-                app.add_option("--top-p", f->sampling.top_p, "top-p sampling (1: off)");
-                app.add_option("--min-p", f->sampling.min_p, "min-p sampling (0: off)");
-                app.add_option("--repeat-penalty", f->sampling.repeat_penalty, "repetition penalty (1: off)");
-                app.add_option("--repeat-last-n", f->sampling.repeat_last_n, "tokens the penalty looks back");
-                app.add_option("-s,--seed", f->seed, "random seed (-1: random)");
+                add_sampling_flags(app, f->sampling);
                 add_kernel_flags(app, f->kernels);
                 app.add_option("-c,--ctx-size", f->ctx, "context size (0: the model's, at most 4096)")
                     ->check(CLI::Range(0, 1 << 24));
