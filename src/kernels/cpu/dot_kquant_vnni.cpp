@@ -13,8 +13,10 @@
 
 // GCC 12's AVX-512 insert/extract/broadcast intrinsics start from a
 // deliberately undefined register and trip -Wuninitialized on their own.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include <cstdint>

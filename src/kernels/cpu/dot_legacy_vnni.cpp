@@ -22,8 +22,10 @@
 
 // GCC 12 reports its own _mm512_undefined_* idiom in the AVX-512 headers as
 // (maybe-)uninitialized (GCC bug 105593, fixed in 13).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include <cstdint>
@@ -49,11 +51,13 @@ __m256 load_row_scales(const uint8_t* const (&row)[kRows], uint64_t first, uint6
 // Bytes [from, from + 16) of the activation blocks act[0..3], act[s] in
 // quarter s.
 __m512i load_slot_halves(const uint8_t* const (&act)[kSlots], uint64_t from) {
-  __m512i v = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(act[0] + kActQsOffset + from)));
-  for (int s = 1; s < kSlots; ++s) {
-    v = _mm512_inserti32x4(v, _mm_loadu_si128(reinterpret_cast<const __m128i*>(act[s] + kActQsOffset + from)), s);
-  }
-  return v;
+  const auto half = [&](int s) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(act[s] + kActQsOffset + from)); };
+  static_assert(kSlots == 4);
+  // Literal lane indices: clang needs the insert position as a constant.
+  __m512i v = _mm512_castsi128_si512(half(0));
+  v = _mm512_inserti32x4(v, half(1), 1);
+  v = _mm512_inserti32x4(v, half(2), 2);
+  return _mm512_inserti32x4(v, half(3), 3);
 }
 
 // Two tokens' activation blocks side by side: [first | second].
