@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "chat/jinja_errors.h"
+#include "tokenizer/unicode_bytes.h"
 
 namespace synapse::chat::jinja {
 namespace {
@@ -185,24 +186,6 @@ class Lexer {
     tokens_.push_back({is_float ? Token::Kind::Float : Token::Kind::Int, text, line()});
   }
 
-  static void append_utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-
   // Python string-literal escapes; an unknown escape keeps its backslash.
   void lex_string(char quote) {
     const int open_line = line();
@@ -242,7 +225,7 @@ class Lexer {
             ++pos_;
           }
           if (cp > 0x10FFFF) fail("escape beyond U+10FFFF in string literal");
-          append_utf8(value, cp);
+          synapse::append_utf8(value, cp);
           break;
         }
         default:
