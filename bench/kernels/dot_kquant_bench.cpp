@@ -71,6 +71,41 @@ void bm_matmul(benchmark::State& state, Encoding encoding, CpuTarget target, Mat
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes));
 }
 
+// Prefill: the 128-row slice against 64 tokens, through the 4 x 4 tiles as
+// matmul runs them, or through the kernel's panel where it has one;
+// reports int8 multiply-adds per second ("macs").
+void bm_prefill(benchmark::State& state, Encoding encoding, CpuTarget target, bool use_panel) {
+  constexpr int64_t kRows = 128;
+  constexpr int kTokens = 64;
+  const DotKernel kernel = find_dot_kernel(encoding, target);
+  const uint64_t w_stride = row_bytes(encoding, kCols);
+  std::vector<uint8_t> w(w_stride * kRows);
+  const std::vector<float> weights = random_floats(kRows * kCols, 1);
+  for (int64_t r = 0; r < kRows; ++r) quantize_row(encoding, weights.data() + r * kCols, w.data() + r * w_stride, kCols);
+  const uint64_t x_stride = activation_row_bytes(kernel.activation, kCols);
+  std::vector<uint8_t> x(kTokens * x_stride);
+  const std::vector<float> activations = random_floats(kTokens * kCols, 2);
+  for (int t = 0; t < kTokens; ++t)
+    quantize_activation_row(kernel.activation, activations.data() + t * kCols, kCols, x.data() + t * x_stride);
+  std::vector<float> y(kTokens * kRows);
+  for (auto _ : state) {
+    if (use_panel) {
+      for (int64_t r = 0; r < kRows; r += kPanelRows)
+        kernel.panel(w.data() + r * w_stride, w_stride, kPanelRows, x.data(), x_stride, kTokens, kCols, y.data() + r,
+                     kRows);
+    } else {
+      for (int64_t r = 0; r < kRows; r += kMaxTileRows)
+        for (int t = 0; t < kTokens; t += kMaxTileTokens)
+          kernel.tile(w.data() + r * w_stride, w_stride, kMaxTileRows, x.data() + t * x_stride, x_stride,
+                      kMaxTileTokens, kCols, y.data() + t * kRows + r, kRows);
+    }
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["macs"] = benchmark::Counter(static_cast<double>(kRows * kCols * kTokens),
+                                              benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+
 const bool kRegistered = [] {
   for (Encoding encoding : {Encoding::Q4_K, Encoding::Q5_K, Encoding::Q6_K}) {
     for (CpuTarget target : supported_cpu_targets()) {
@@ -81,6 +116,12 @@ const bool kRegistered = [] {
                                    to_string(target) + "/" + shape.name + "/tokens:" + std::to_string(tokens);
           benchmark::RegisterBenchmark(name.c_str(), bm_matmul, encoding, target, shape, tokens);
         }
+      }
+      for (bool use_panel : {false, true}) {
+        if (use_panel && !find_dot_kernel(encoding, target).panel) continue;
+        const std::string name = std::string("kquant-prefill/") + encoding_info(static_cast<uint32_t>(encoding)).name +
+                                 "/" + to_string(target) + (use_panel ? "/panel" : "/tiles") + "/tokens:64";
+        benchmark::RegisterBenchmark(name.c_str(), bm_prefill, encoding, target, use_panel);
       }
     }
   }

@@ -25,6 +25,7 @@ enum class ErrorKind {
   MissingKey,          // a required metadata key or tensor is absent
   Usage,               // bad command-line use
   Unsupported,         // a valid input we do not support (architecture, ...)
+  InsufficientMemory,  // a memory budget cannot hold what a request needs
 };
 
 const char* to_string(ErrorKind kind);

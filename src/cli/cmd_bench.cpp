@@ -7,6 +7,7 @@
 
 #include "cli/command.h"
 #include "cli/kernel_flags.h"
+#include "cli/memory_flags.h"
 #include "exec/session.h"
 #include "generate/bench_runner.h"
 #include "model/model.h"
@@ -20,6 +21,7 @@ struct BenchFlags {
   std::vector<uint32_t> prompts{512};
   std::vector<uint32_t> gens{128};
   KernelFlags kernels;
+  MemoryFlags memory;
   int32_t reps = 5;
   uint32_t ubatch = 512;
   std::string output = "md";
@@ -33,8 +35,10 @@ int bench(const BenchFlags& f) {
   uint32_t max_ctx = 0;
   for (const auto& t : tests) max_ctx = std::max(max_ctx, t.tokens());
   const Model model = load_model(f.model, LoadOptions{.max_ctx = max_ctx, .chunk = f.ubatch});
-  const BenchModel described = describe_model(model, f.model);
-  exec::Session session(model, session_options(f.kernels));
+  exec::SessionOptions options = session_options(f.kernels);
+  apply_memory_flags(f.memory, options);
+  exec::Session session(model, options);
+  const BenchModel described = describe_model(model, f.model, session);
   const int threads = thread_count(f.kernels);
 
   std::vector<BenchResult> results;
@@ -68,6 +72,7 @@ Register reg{{"bench", "Measure prompt and generation throughput, llama-bench st
                     ->delimiter(',')
                     ->capture_default_str();
                 add_kernel_flags(app, f->kernels);
+                add_memory_flags(app, f->memory);
                 app.add_option("-r,--repetitions", f->reps, "timed repetitions per test")
                     ->check(CLI::Range(1, 1000))
                     ->capture_default_str();

@@ -13,6 +13,7 @@
 #include "chat/chat_template.h"
 #include "cli/command.h"
 #include "cli/kernel_flags.h"
+#include "cli/memory_flags.h"
 #include "cli/sampling_flags.h"
 #include "exec/session.h"
 #include "format/gguf_reader.h"
@@ -30,6 +31,7 @@ struct ChatFlags {
   ChatOptions chat;
   SamplingFlags sampling;
   KernelFlags kernels;
+  MemoryFlags memory;
   int32_t ctx = 0;
   bool stats = false;
 };
@@ -56,7 +58,9 @@ int chat_loop(const ChatFlags& f) {
   LoadOptions load;
   load.max_ctx = static_cast<uint32_t>(f.ctx);
   const Model model = load_model(f.model, load);
-  exec::Session session(model, session_options(f.kernels));
+  exec::SessionOptions options = session_options(f.kernels);
+  apply_memory_flags(f.memory, options);
+  exec::Session session(model, options);
   SamplingParams sampling = sampling_params(f.sampling);
   Sampler sampler(sampling, static_cast<int32_t>(model.info.n_vocab));
   ChatSession chat(session, *tokenizer, sampler, std::move(chat_template), f.chat);
@@ -114,6 +118,7 @@ Register reg{{"chat", "Interactive multi-turn chat on stdin/stdout (/exit quits,
                                "most tokens per reply (-1: until end of turn or the context is full)");
                 add_sampling_flags(app, f->sampling);
                 add_kernel_flags(app, f->kernels);
+                add_memory_flags(app, f->memory);
                 app.add_option("-c,--ctx-size", f->ctx, "context size (0: the model's, at most 4096)")
                     ->check(CLI::Range(0, 1 << 24));
                 app.add_flag("--stats", f->stats, "after each reply, print on stderr how many tokens were evaluated");

@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "cli/kernel_flags.h"
+#include "cli/memory_flags.h"
 #include "cli/sampling_flags.h"
 #include "exec/region_trace.h"
 #include "exec/session.h"
@@ -27,6 +28,8 @@ struct RunFlags {
   int32_t n_predict = -1;
   SamplingFlags sampling;
   KernelFlags kernels;
+  MemoryFlags memory;
+  bool plan = false;
   int32_t ctx = 0;
   int32_t ubatch = 512;
   bool print_ids = false;
@@ -110,7 +113,13 @@ int run(const RunFlags& f) {
     prompt.push_back(*model.info.bos_token);
   }
 
-  exec::Session session(model, session_options(f.kernels));
+  exec::SessionOptions options = session_options(f.kernels);
+  apply_memory_flags(f.memory, options);
+  exec::Session session(model, options);
+  if (f.plan) {
+    std::fputs(session.memory_plan().c_str(), stdout);
+    return kExitOk;
+  }
   SamplingParams sampling = sampling_params(f.sampling);
   Sampler sampler(sampling, static_cast<int32_t>(model.info.n_vocab));
 
@@ -145,6 +154,7 @@ int run(const RunFlags& f) {
   }
   if (dump) dump->close();
   if (trace) trace->close();
+  print_memory_stats(session, static_cast<int64_t>(prompt.size() + ids.size()));
   return kExitOk;
 }
 
@@ -160,6 +170,8 @@ Register reg{{"run", "Generate tokens from a prompt through the region scheduler
                                "tokens to generate (-1: until EOS or the context is full)");
                 add_sampling_flags(app, f->sampling);
                 add_kernel_flags(app, f->kernels);
+                add_memory_flags(app, f->memory);
+                app.add_flag("--plan", f->plan, "print what the memory budget keeps resident and what it pages, then exit");
                 app.add_option("-c,--ctx-size", f->ctx, "context size (0: the model's, at most 4096)")
                     ->check(CLI::Range(0, 1 << 24));
                 app.add_option("--ubatch-size", f->ubatch, "most prompt tokens per step")

@@ -106,6 +106,7 @@ std::function<int()> setup(CLI::App& app) {
       {"--n-vocab", &SynthOptions::n_vocab, "vocabulary size"},
       {"--n-expert", &SynthOptions::n_expert, "experts (MoE architectures)"},
       {"--n-expert-used", &SynthOptions::n_expert_used, "experts used per token (MoE)"},
+      {"--head-dim", &SynthOptions::head_dim, "head dimension (qwen3, qwen3moe: may differ from n_embd / n_head)"},
   };
   for (const auto& ov : overrides) {
     app.add_option_function<uint32_t>(

@@ -14,6 +14,7 @@ namespace synapse::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;  // bad input file, failed run
 inline constexpr int kExitUsage = 2;  // bad flags, missing arguments
+inline constexpr int kExitMemory = 3;  // the memory budget cannot hold the request
 
 struct Command {
   const char* name;

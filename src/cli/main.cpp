@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
       return action();
     } catch (const synapse::Error& e) {
       std::fprintf(stderr, "synapse %s: error: %s\n", sub->get_name().c_str(), e.what());
+      if (e.kind() == synapse::ErrorKind::InsufficientMemory) return kExitMemory;
       return e.kind() == synapse::ErrorKind::Usage ? kExitUsage : kExitError;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "synapse %s: error: %s\n", sub->get_name().c_str(), e.what());

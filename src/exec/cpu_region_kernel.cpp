@@ -1,6 +1,7 @@
 #include "exec/cpu_region_kernel.h"
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <variant>
 
@@ -17,19 +18,33 @@ namespace {
 
 // Elements per share of a threaded element-wise op: below this, one thread.
 constexpr int64_t kElementwiseGrain = 4096;
+// Encoding ids whose dot kernels are chosen up front (all of ggml's ids are
+// below it).
+constexpr uint32_t kEncodingIds = 64;
 
 class CpuOps final : public OpSet {
  public:
   CpuOps(cpu::CpuTarget target, int threads)
-      : target_(target), pool_(threads), name_(std::string("cpu-") + cpu::to_string(target)) {}
+      : target_(target), pool_(threads), name_(std::string("cpu-") + cpu::to_string(target)) {
+    for (uint32_t id = 0; id < kEncodingIds; ++id)
+      dot_kernels_[id] = cpu::best_dot_kernel(static_cast<Encoding>(id), target_);
+  }
 
   const char* name() const override { return name_.c_str(); }
-  cpu::CpuTarget target() const { return target_; }
   cpu::ThreadPool& pool() const { return pool_; }
+
+  // The dot kernel for weights of `encoding` on this target (a null tile
+  // when there is none). It depends on the encoding and target only, so it
+  // is chosen once; the weights' data pointer is read at each product, as
+  // it may change between steps.
+  cpu::DotKernel dot_kernel(Encoding encoding) const {
+    const auto id = static_cast<uint32_t>(encoding);
+    return id < kEncodingIds ? dot_kernels_[id] : cpu::best_dot_kernel(encoding, target_);
+  }
 
   void matmul(StepContext& ctx, const float* x, int64_t tokens, const ref::EncodedMatrix& w, const float* bias,
               float* y) const override {
-    const cpu::DotKernel kernel = cpu::best_dot_kernel(w.encoding, target_);
+    const cpu::DotKernel kernel = dot_kernel(w.encoding);
     if (!kernel.tile) return OpSet::matmul(ctx, x, tokens, w, bias, y);
     cpu::matmul(x, tokens, cpu::MatmulProduct{&w, bias, y, kernel}, ctx.scratch.activations.data(), pool_);
   }
@@ -51,6 +66,7 @@ class CpuOps final : public OpSet {
 
  private:
   cpu::CpuTarget target_;
+  std::array<cpu::DotKernel, kEncodingIds> dot_kernels_;
   mutable cpu::ThreadPool pool_;  // running ops changes no observable state of the op set
   std::string name_;
 };
@@ -100,14 +116,15 @@ class CpuRegionKernel final : public RegionKernel {
   };
 
   // Runs a step's products as one group; false (nothing done) when one has
-  // no CPU kernel.
+  // no CPU kernel or is paged in slices.
   bool run_group(StepContext& ctx, const Step& step) {
     size_t count = 0;
     for (ir::NodeId id : step.nodes) {
       const ir::Node& node = ctx.graph.node(id);
       const auto& matmul = std::get<ir::MatMul>(node.op);
+      if (sliced(ctx, matmul.weight)) return false;  // loaded a slice at a time, by the node
       const ref::EncodedMatrix& w = ctx.weights.matrix(matmul.weight);
-      const cpu::DotKernel kernel = cpu::best_dot_kernel(w.encoding, ops_->target());
+      const cpu::DotKernel kernel = ops_->dot_kernel(w.encoding);
       if (!kernel.tile) return false;
       const float* bias = matmul.bias ? ctx.weights.vector(*matmul.bias) : nullptr;
       group_[count++] = {&w, bias, nullptr, kernel};

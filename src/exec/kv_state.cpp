@@ -84,4 +84,12 @@ uint64_t KvState::bytes_allocated() const {
   return bytes;
 }
 
+uint64_t KvState::bytes_at_capacity(const ir::Graph& graph, int64_t max_ctx, int64_t page_rows) {
+  const auto rows = static_cast<uint64_t>((max_ctx + page_rows - 1) / page_rows * page_rows);
+  uint64_t bytes = 0;
+  for (const ir::StateSlot& slot : graph.slots)
+    bytes += rows * (static_cast<uint64_t>(slot.type.shape.back().size) * sizeof(float) + 1);
+  return bytes;
+}
+
 }  // namespace synapse::exec

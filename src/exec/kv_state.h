@@ -27,6 +27,9 @@ class KvState {
   // Forgets every position >= length (pages stay allocated for reuse).
   void truncate(int64_t length);
 
+  // What the state takes once all max_ctx positions are written.
+  static uint64_t bytes_at_capacity(const ir::Graph& graph, int64_t max_ctx, int64_t page_rows = kDefaultPageRows);
+
   int64_t max_ctx() const { return max_ctx_; }
   int64_t page_rows() const { return page_rows_; }
   int64_t pages_allocated() const;

@@ -1,6 +1,7 @@
 #include "exec/node_runner.h"
 
 #include <algorithm>
+#include <string>
 #include <variant>
 
 #include "ir/overloaded.h"
@@ -10,6 +11,7 @@
 #include "kernels/ref/rope.h"
 #include "kernels/ref/routing.h"
 #include "kernels/ref/sigmoid.h"
+#include "synapse/error.h"
 
 namespace synapse::exec {
 namespace {
@@ -44,16 +46,25 @@ class NodeRun {
   void compute(const ir::Input&) {}
   void compute(const ir::Output&) {}
   void compute(const ir::Embedding& op) {
-    ref::embedding(in(0).ids, in(0).rows, ctx_.weights.matrix(op.table), out().data);
+    const ref::EncodedMatrix& table = ctx_.weights.matrix(op.table);
+    if (!sliced(ctx_, op.table)) return ref::embedding(in(0).ids, in(0).rows, table, out().data);
+    // A paged table: each row is copied from its resident slice or read
+    // from the file, never a whole slice loaded for one row.
+    for (int64_t t = 0; t < in(0).rows; ++t) {
+      const int32_t id = in(0).ids[t];
+      if (id < 0 || id >= table.rows)
+        throw Error(ErrorKind::InvalidValue,
+                    "token id " + std::to_string(id) + " outside the vocabulary of " + std::to_string(table.rows));
+      dequantize_row(table.encoding, ctx_.residency->row(op.table, id), out().data + t * table.cols, table.cols);
+    }
   }
   void compute(const ir::MatMul& op) {
     const float* bias = op.bias ? ctx_.weights.vector(*op.bias) : nullptr;
-    ops_.matmul(ctx_, in(0).data, rows(), ctx_.weights.matrix(op.weight), bias, out().data);
+    product(op.weight, in(0).data, rows(), bias, out().data);
   }
   void compute(const ir::Logits& op) {
     const int64_t wanted = ctx_.output_rows > 0 ? std::min(ctx_.output_rows, rows()) : rows();
-    ops_.matmul(ctx_, in(0).data + (rows() - wanted) * cols(), wanted, ctx_.weights.matrix(op.weight), nullptr,
-                out().data);
+    product(op.weight, in(0).data + (rows() - wanted) * cols(), wanted, nullptr, out().data);
     out().rows = wanted;
   }
   void compute(const ir::Add&) { ref::add(in(0).data, in(1).data, out().data, in(0).elements()); }
@@ -118,6 +129,34 @@ class NodeRun {
     }
     // SelectActive with nothing present has nothing to select.
     if (op.mode == ir::MergeMode::SelectActive) result.present = any;
+  }
+
+  void product(ir::TensorId weight, const float* x, int64_t tokens, const float* bias, float* y) {
+    const ref::EncodedMatrix& w = ctx_.weights.matrix(weight);
+    if (!sliced(ctx_, weight)) return ops_.matmul(ctx_, x, tokens, w, bias, y);
+    // Paged in row slices: each is acquired, multiplied and released in
+    // turn while the next one loads. With several tokens, a slice's output
+    // columns are not contiguous, so tokens go one at a time; the kernels
+    // are batch-invariant, so the results are the same bits.
+    memory::WeightResidency& residency = *ctx_.residency;
+    const memory::WeightChunks& slices = residency.plan().weights[weight.index];
+    for (uint32_t s = 0; s < slices.count; ++s) {
+      const uint32_t chunk = slices.first + s, next = chunk + 1;
+      if (s + 1 < slices.count) residency.prefetch({&next, 1});
+      const memory::ChunkPins pin(residency, {&chunk, 1});
+      ctx_.weight_bytes_loaded += pin.loaded();
+      const memory::Chunk& slice = residency.plan().chunks[chunk];
+      ref::EncodedMatrix part = w;
+      part.data = w.row(slice.row_begin);
+      part.rows = slice.row_end - slice.row_begin;
+      const float* part_bias = bias ? bias + slice.row_begin : nullptr;
+      if (tokens == 1) {
+        ops_.matmul(ctx_, x, 1, part, part_bias, y + slice.row_begin);
+        continue;
+      }
+      for (int64_t t = 0; t < tokens; ++t)
+        ops_.matmul(ctx_, x + t * w.cols, 1, part, part_bias, y + t * w.rows + slice.row_begin);
+    }
   }
 
   StepContext& ctx_;

@@ -1,6 +1,8 @@
 #include "exec/region_trace_summary.h"
 
+#include <algorithm>
 #include <cinttypes>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "synapse/error.h"
@@ -46,14 +48,22 @@ void add_event(TraceSummary& summary, const json& event, size_t line) {
     ++s.skipped;
   }
   s.weight_bytes += event["weight_bytes_touched"].get<uint64_t>();
+  const auto loaded = event.value("weight_bytes_loaded", uint64_t{0});
+  s.loaded_bytes += loaded;
+  s.prefetched_bytes += event.value("weight_bytes_prefetched", uint64_t{0});
+  const auto resident = event.value("weight_bytes_resident", uint64_t{0});
+  s.peak_resident_bytes = std::max(s.peak_resident_bytes, resident);
   if (s.activity.size() <= region) s.activity.resize(region + 1, '?');
   s.activity[region] = code;
   summary.regions = std::max(summary.regions, region + 1);
-  if (code == 'E' && event["kind"].get<std::string>() == "Expert") {
-    std::vector<uint64_t>& counts = summary.expert_histogram[event.value("layer", 0u)];
-    const auto expert = event.value("expert", 0u);
-    if (counts.size() <= expert) counts.resize(expert + 1, 0);
-    ++counts[expert];
+  if (event["kind"].get<std::string>() != "Expert") return;
+  const ExpertRegion expert{event.value("layer", 0u), event.value("expert", 0u)};
+  summary.expert_regions[region] = expert;
+  if (code == 'E' && resident > 0) ++(loaded > 0 ? summary.expert_loads : summary.expert_hits);
+  if (code == 'E') {
+    std::vector<uint64_t>& counts = summary.expert_histogram[expert.layer];
+    if (counts.size() <= expert.expert) counts.resize(expert.expert + 1, 0);
+    ++counts[expert.expert];
   }
 }
 
@@ -88,8 +98,11 @@ void print_trace_summary(const TraceSummary& summary, std::FILE* out) {
   std::fprintf(out, "%6s %8s %6s %9s %8s %14s %14s\n", "step", "position", "tokens", "executed", "skipped",
                "weight_bytes", "bytes/token");
   int64_t tokens = 0;
-  uint64_t executed = 0, skipped = 0, bytes = 0;
+  uint64_t executed = 0, skipped = 0, bytes = 0, loaded = 0, prefetched = 0, peak_resident = 0;
   for (const TraceStep& s : summary.steps) {
+    loaded += s.loaded_bytes;
+    prefetched += s.prefetched_bytes;
+    peak_resident = std::max(peak_resident, s.peak_resident_bytes);
     std::fprintf(out, "%6" PRIu64 " %8" PRId64 " %6" PRId64 " %9u %8u %14" PRIu64 " %14" PRIu64 "\n", s.step,
                  s.position, s.tokens, s.executed, s.skipped, s.weight_bytes,
                  s.weight_bytes / static_cast<uint64_t>(std::max<int64_t>(s.tokens, 1)));
@@ -102,6 +115,19 @@ void print_trace_summary(const TraceSummary& summary, std::FILE* out) {
     std::fprintf(out, "steps %zu, tokens %" PRId64 ", regions %u: per token %.2f executed, %.2f skipped, %.0f bytes\n",
                  summary.steps.size(), tokens, summary.regions, static_cast<double>(executed) / tokens,
                  static_cast<double>(skipped) / tokens, static_cast<double>(bytes) / tokens);
+  if (tokens > 0 && peak_resident > 0) {
+    const uint64_t experts = summary.expert_hits + summary.expert_loads;
+    std::fprintf(out,
+                 "paging: %.0f bytes loaded per token (%.1f%% of them prefetched), peak resident weights %" PRIu64
+                 " bytes",
+                 static_cast<double>(loaded) / tokens, loaded ? 100.0 * static_cast<double>(prefetched) / loaded : 0.0,
+                 peak_resident);
+    if (experts > 0)
+      std::fprintf(out, ", expert cache hit rate %.1f%% (%" PRIu64 " of %" PRIu64 ")",
+                   100.0 * static_cast<double>(summary.expert_hits) / static_cast<double>(experts), summary.expert_hits,
+                   experts);
+    std::fprintf(out, "\n");
+  }
   if (summary.expert_histogram.empty()) return;
   std::fprintf(out, "expert executions per layer (expert: count)\n");
   for (const auto& [layer, counts] : summary.expert_histogram) {
@@ -109,6 +135,26 @@ void print_trace_summary(const TraceSummary& summary, std::FILE* out) {
     for (size_t e = 0; e < counts.size(); ++e) std::fprintf(out, " %zu:%" PRIu64, e, counts[e]);
     std::fprintf(out, "\n");
   }
+}
+
+memory::RoutingTrace routing_trace(const TraceSummary& summary) {
+  if (summary.expert_regions.empty())
+    throw Error(ErrorKind::InvalidValue, "the trace has no Expert regions (not a mixture-of-experts run?)");
+  // Expert regions in layer, then expert order.
+  std::vector<std::tuple<uint32_t, uint32_t, uint32_t>> regions;  // layer, expert, region id
+  memory::RoutingTrace trace;
+  for (const auto& [region, e] : summary.expert_regions) {
+    regions.emplace_back(e.layer, e.expert, region);
+    if (trace.experts_per_layer.size() <= e.layer) trace.experts_per_layer.resize(e.layer + 1, 0);
+    trace.experts_per_layer[e.layer] = std::max(trace.experts_per_layer[e.layer], e.expert + 1);
+  }
+  std::sort(regions.begin(), regions.end());
+  for (const TraceStep& step : summary.steps) {
+    std::vector<memory::ExpertUse>& uses = trace.steps.emplace_back();
+    for (const auto& [layer, expert, region] : regions)
+      if (region < step.activity.size() && step.activity[region] == 'E') uses.push_back({layer, expert});
+  }
+  return trace;
 }
 
 }  // namespace synapse::exec

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "memory/expert_cache_sim.h"
+
 namespace synapse::exec {
 
 struct TraceStep {
@@ -20,8 +22,19 @@ struct TraceStep {
   uint32_t executed = 0;
   uint32_t skipped = 0;  // Skipped, Bypassed and Absent
   uint64_t weight_bytes = 0;
+  // Paged weights: bytes loaded from disk for the step, of those loaded
+  // ahead by prefetch, and the most resident at once.
+  uint64_t loaded_bytes = 0;
+  uint64_t prefetched_bytes = 0;
+  uint64_t peak_resident_bytes = 0;
   // Outcome per region id: 'E'xecuted, 'S'kipped, 'B'ypassed, 'A'bsent, '?' not traced.
   std::string activity;
+};
+
+// Which expert an Expert region runs.
+struct ExpertRegion {
+  uint32_t layer = 0;
+  uint32_t expert = 0;
 };
 
 struct TraceSummary {
@@ -29,6 +42,12 @@ struct TraceSummary {
   // Executions of each Expert region, by layer, then expert index.
   std::map<uint32_t, std::vector<uint64_t>> expert_histogram;
   uint32_t regions = 0;  // highest region id + 1
+  // Every Expert region seen, executed or not, by region id.
+  std::map<uint32_t, ExpertRegion> expert_regions;
+  // Executed Expert regions whose weights were resident (a cache hit) or
+  // had to be loaded; both 0 when nothing paged.
+  uint64_t expert_hits = 0;
+  uint64_t expert_loads = 0;
 };
 
 // Throws Error(InvalidValue) naming the line number for a line that is not
@@ -37,6 +56,10 @@ TraceSummary summarize_trace(std::istream& in);
 
 // The per-step table, per-token means and the expert histogram, as text.
 void print_trace_summary(const TraceSummary& summary, std::FILE* out);
+
+// The routing of a summarized trace, for memory::simulate_expert_cache;
+// throws Error(InvalidValue) if the trace has no Expert regions.
+memory::RoutingTrace routing_trace(const TraceSummary& summary);
 
 // An SVG heatmap: one row per step, one column per region, coloured by
 // outcome (executed dark, skipped light).

@@ -63,6 +63,8 @@ RegionScheduler::RegionScheduler(const Model& model, const KernelRegistry& kerne
       }
     required_inputs_.push_back(std::move(required));
   }
+  position_in_order_.resize(graph.regions.size());
+  for (size_t i = 0; i < order_.size(); ++i) position_in_order_[order_[i].index] = i;
   for (size_t v = 0; v < values_.size(); ++v)
     if (plan_.offsets[v] != BufferPlan::kNoBuffer) values_[v].data = arena_.get() + plan_.offsets[v];
   for (ir::NodeId out : graph.entry_outputs()) {
@@ -90,9 +92,11 @@ std::span<const float> RegionScheduler::run(const StepInput& input, KvState& kv,
 
   StepContext ctx{graph, weights_, kv, values_, scratch_, tokens, accumulation_};
   ctx.output_rows = input.output_rows;
+  ctx.residency = residency_.get();
   for (ir::RegionId id : order_) {
     if (cancel && cancel->load(std::memory_order_relaxed)) throw Cancelled();
     const auto start = std::chrono::steady_clock::now();
+    ctx.weight_bytes_loaded = {};
     const RegionOutcome outcome = run_region(ctx, id);
     if (!listener_) continue;
     const ir::Region& region = graph.regions[id.index];
@@ -109,6 +113,9 @@ std::span<const float> RegionScheduler::run(const StepInput& input, KvState& kv,
     event.duration_ns =
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
     event.weight_bytes_touched = outcome == RegionOutcome::Executed ? weight_bytes_[id.index].touched(tokens) : 0;
+    event.weight_bytes_loaded = ctx.weight_bytes_loaded.loaded;
+    event.weight_bytes_prefetched = ctx.weight_bytes_loaded.prefetched;
+    if (residency_) event.weight_bytes_resident = residency_->counters().resident_bytes;
     event.kernel = kernels_[id.index]->name();
     listener_(event, values_);
   }
@@ -131,8 +138,52 @@ RegionOutcome RegionScheduler::run_region(StepContext& ctx, ir::RegionId id) {
     return std::holds_alternative<ir::Bypass>(region.activation.skip) ? RegionOutcome::Bypassed
                                                                       : RegionOutcome::Skipped;
   }
-  gather_.run(ctx, region, *kernels_[id.index]);
+  execute(ctx, id);
   return RegionOutcome::Executed;
+}
+
+void RegionScheduler::execute(StepContext& ctx, ir::RegionId id) {
+  const ir::Region& region = model_.graph.regions[id.index];
+  if (!residency_) return gather_.run(ctx, region, *kernels_[id.index]);
+  const memory::ChunkPins pins(*residency_, residency_->plan().region_chunks[id.index]);
+  ctx.weight_bytes_loaded += pins.loaded();
+  prefetch_after(position_in_order_[id.index]);
+  gather_.run(ctx, region, *kernels_[id.index]);
+  if (region.kind.tag == ir::RegionKindTag::Router) {
+    // Its route is known now: load the experts it picked, and guess the next layer's.
+    prefetch_after(position_in_order_[id.index]);
+    if (prefetch_depth_ > 0) expert_prefetch_->after(id, ctx, *residency_);
+  }
+}
+
+void RegionScheduler::prefetch_after(size_t at) {
+  const memory::ResidencyPlan& plan = residency_->plan();
+  // The scan is bounded: past a layer of experts whose route is unknown
+  // there is nothing more to learn this early.
+  constexpr size_t kScan = 256;
+  int ahead = 0;
+  for (size_t i = at + 1; i < std::min(order_.size(), at + 1 + kScan) && ahead < prefetch_depth_; ++i) {
+    const ir::Region& region = model_.graph.regions[order_[i].index];
+    const std::vector<uint32_t>& chunks = plan.region_chunks[order_[i].index];
+    if (std::all_of(chunks.begin(), chunks.end(), [&](uint32_t c) { return plan.chunks[c].pinned; })) continue;
+    // A routed region whose route is not computed yet may not run: no guess.
+    const auto* route = std::get_if<ir::RouteSlot>(&region.activation.decision);
+    if (route && !values_[route->router.index].present) continue;
+    if (!region_selected(region.activation, values_)) continue;
+    residency_->prefetch(chunks);
+    // A routed region known to run is one of the k its router picked, all
+    // of which run next: they do not use up the depth.
+    if (!route) ++ahead;
+  }
+}
+
+void RegionScheduler::page_weights(std::unique_ptr<memory::WeightResidency> residency, int prefetch_depth) {
+  const memory::ResidencyPlan& plan = residency->plan();
+  for (uint32_t w = 0; w < plan.weights.size(); ++w)
+    if (plan.weights[w].count > 0) weights_.bind(ir::TensorId{w}, residency->data(ir::TensorId{w}));
+  expert_prefetch_ = std::make_unique<ExpertPrefetch>(model_.graph, residency->plan());
+  residency_ = std::move(residency);
+  prefetch_depth_ = prefetch_depth;
 }
 
 }  // namespace synapse::exec

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "exec/buffer_plan.h"
+#include "exec/expert_prefetch.h"
 #include "exec/kernel_registry.h"
 #include "exec/kv_state.h"
 #include "exec/route_gather.h"
@@ -43,6 +44,12 @@ struct RegionEvent {
   int64_t duration_ns = 0;
   // The region's weights (one embedding row per token), when executed.
   uint64_t weight_bytes_touched = 0;
+  // Of those, the bytes loaded from disk for it (paged weights only), and
+  // of these, the bytes a prefetch loaded before the region asked.
+  uint64_t weight_bytes_loaded = 0;
+  uint64_t weight_bytes_prefetched = 0;
+  // Paged weights resident after the region (0 when nothing pages).
+  uint64_t weight_bytes_resident = 0;
   const char* kernel = "";
 };
 
@@ -80,13 +87,27 @@ class RegionScheduler {
   std::span<const float> run(const StepInput& input, KvState& kv, const std::atomic<bool>* cancel = nullptr);
 
   void set_listener(RegionListener listener) { listener_ = std::move(listener); }
+  // Pages weights through `residency` from now on: binds every paged
+  // weight to its mirror. prefetch_depth regions ahead are loaded while
+  // one runs.
+  void page_weights(std::unique_ptr<memory::WeightResidency> residency, int prefetch_depth);
+  const memory::WeightResidency* residency() const { return residency_.get(); }
   std::span<const ir::RegionId> order() const { return order_; }
   const RegionKernel& kernel(ir::RegionId region) const { return *kernels_.at(region.index); }
   int64_t chunk() const { return chunk_; }
   uint64_t arena_bytes() const { return plan_.arena_floats * sizeof(float); }
+  // The arena and the ops' scratch: what a step works in.
+  uint64_t scratch_bytes() const { return arena_bytes() + scratch_.bytes(); }
+  // The weights decoded at load (vectors), resident whatever the budget.
+  uint64_t decoded_weight_bytes() const { return weights_.vector_bytes(); }
 
  private:
   RegionOutcome run_region(StepContext& ctx, ir::RegionId id);
+  // Runs a selected region, its chunks pinned while it runs.
+  void execute(StepContext& ctx, ir::RegionId id);
+  // Hints the residency to load the next regions (in order after `at`)
+  // known to run: routed ones only once their route is computed.
+  void prefetch_after(size_t at);
 
   const Model& model_;
   ref::Accumulation accumulation_;
@@ -94,6 +115,7 @@ class RegionScheduler {
   WeightTable weights_;
   StepScratch scratch_;
   std::vector<ir::RegionId> order_;
+  std::vector<size_t> position_in_order_;  // by RegionId
   std::vector<ir::NodeId> entry_inputs_;
   // Per region, indexed by RegionId:
   std::vector<std::shared_ptr<RegionKernel>> kernels_;
@@ -107,6 +129,9 @@ class RegionScheduler {
   ir::ValueId logits_;
   RegionListener listener_;
   RouteGather gather_;  // routed regions run on their tokens only
+  std::unique_ptr<memory::WeightResidency> residency_;
+  std::unique_ptr<ExpertPrefetch> expert_prefetch_;
+  int prefetch_depth_ = 0;
 };
 
 }  // namespace synapse::exec

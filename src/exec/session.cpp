@@ -24,14 +24,22 @@ const KernelRegistry& reference_kernels() {
 }  // namespace
 
 Session::Session(const Model& model, SessionOptions options)
-    : kv_(model.graph, model.graph.bounds.at("max_ctx"), options.kv_page_rows),
+    : model_(model),
+      kv_(model.graph, model.graph.bounds.at("max_ctx"), options.kv_page_rows),
       scheduler_(model, options.kernels ? *options.kernels : reference_kernels(), options.accumulation),
+      memory_(admit_memory(model, scheduler_, kv_.max_ctx(), options.memory)),
       vocab_(vocabulary_of(model.graph)),
       positions_(static_cast<size_t>(scheduler_.chunk())) {
   for (ir::NodeId out : model.graph.entry_outputs()) {
     const ir::Node& node = model.graph.node(out);
     if (std::get<ir::Output>(node.op).kind == ir::OutputKind::Logits)
       last_logits_.resize(static_cast<size_t>(model.graph.value(node.operands[0]).type.shape.back().size));
+  }
+  if (memory_.plan.paging) {
+    std::vector<std::string> files;
+    for (const auto& file : model.files) files.push_back(file->path());
+    scheduler_.page_weights(std::make_unique<memory::WeightResidency>(files, memory_.plan, options.memory.residency),
+                            options.memory.prefetch_depth);
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "exec/kernel_registry.h"
 #include "exec/kv_state.h"
+#include "exec/memory_admission.h"
 #include "exec/scheduler.h"
 #include "model/model.h"
 
@@ -21,12 +22,15 @@ struct SessionOptions {
   int64_t kv_page_rows = KvState::kDefaultPageRows;
   // Kernels to bind regions to; null: the reference kernel for every region.
   std::shared_ptr<const KernelRegistry> kernels;
+  // A memory budget; weights page in and out to stay within it.
+  MemoryOptions memory;
 };
 
 class Session {
  public:
   // The model must outlive the session; its graph's bounds give chunk and
-  // max_ctx.
+  // max_ctx. Throws Error(InsufficientMemory) when options.memory's budget
+  // cannot hold the session, before any compute.
   explicit Session(const Model& model, SessionOptions options = {});
 
   // Evaluates tokens at the next positions and returns the last token's
@@ -56,6 +60,11 @@ class Session {
   int64_t vocab() const { return vocab_; }
   const KvState& kv() const { return kv_; }
   RegionScheduler& scheduler() { return scheduler_; }
+  const MemoryAdmission& memory() const { return memory_; }
+  // The residency manager when weights page; null when all are resident.
+  const memory::WeightResidency* residency() const { return scheduler_.residency(); }
+  // What the budget holds and what pages, for people.
+  std::string memory_plan() const { return describe(model_, memory_); }
 
  private:
   void check(std::span<const int32_t> tokens) const;
@@ -64,8 +73,10 @@ class Session {
   template <class OnRows>
   void run_chunks(std::span<const int32_t> tokens, int64_t output_rows, OnRows&& rows);
 
+  const Model& model_;
   KvState kv_;
   RegionScheduler scheduler_;
+  MemoryAdmission memory_;
   int64_t vocab_ = 0;
   int64_t position_ = 0;
   uint64_t steps_ = 0;

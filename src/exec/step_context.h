@@ -11,6 +11,7 @@
 #include "exec/weight_table.h"
 #include "ir/graph.h"
 #include "kernels/ref/accumulation.h"
+#include "memory/weight_residency.h"
 
 namespace synapse::exec {
 
@@ -45,6 +46,10 @@ struct StepScratch {
   std::vector<uint32_t> route;    // top-k routing bookkeeping
   // A chunk of activation rows quantized for the CPU dot kernels.
   std::vector<uint8_t> activations;
+
+  uint64_t bytes() const {
+    return (weight_row.size() + scores.size()) * sizeof(float) + route.size() * sizeof(uint32_t) + activations.size();
+  }
 };
 
 struct StepContext {
@@ -57,6 +62,16 @@ struct StepContext {
   ref::Accumulation accumulation = ref::Accumulation::F32;
   // Logits are computed for the last output_rows tokens only (0: all).
   int64_t output_rows = 0;
+  // Pages weights in and out under a memory budget; null: all resident.
+  memory::WeightResidency* residency = nullptr;
+  // Weight bytes loaded from disk for the running region.
+  memory::LoadedBytes weight_bytes_loaded;
 };
+
+// Whether weight w is paged in row slices, read one slice at a time by the
+// op using it (so it cannot join a grouped product).
+inline bool sliced(const StepContext& ctx, ir::TensorId w) {
+  return ctx.residency && ctx.residency->plan().weights[w.index].sliced;
+}
 
 }  // namespace synapse::exec

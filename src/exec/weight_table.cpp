@@ -7,11 +7,33 @@
 
 namespace synapse::exec {
 
+namespace {
+
+// The vectors are a few scattered kilobytes: read them with the mapping's
+// readahead off (see MappedFile::set_readahead), on again afterwards.
+class ReadaheadOff {
+ public:
+  explicit ReadaheadOff(const Model& model) : model_(model) {
+    for (const auto& file : model_.files) file->set_readahead(false);
+  }
+  ~ReadaheadOff() {
+    for (const auto& file : model_.files) file->set_readahead(true);
+  }
+  ReadaheadOff(const ReadaheadOff&) = delete;
+  ReadaheadOff& operator=(const ReadaheadOff&) = delete;
+
+ private:
+  const Model& model_;
+};
+
+}  // namespace
+
 WeightTable::WeightTable(const Model& model) {
   const ir::Graph& graph = model.graph;
   matrices_.resize(graph.weights.size());
   vectors_.resize(graph.weights.size());
   bytes_.resize(graph.weights.size());
+  const ReadaheadOff readahead_off(model);
   for (uint32_t i = 0; i < graph.weights.size(); ++i) {
     const ir::WeightDescriptor& d = graph.weights[i];
     const std::span<const uint8_t> data = model.weight_bytes(ir::TensorId{i});
@@ -31,6 +53,12 @@ WeightTable::WeightTable(const Model& model) {
       dequantize_row(encoding, data.data(), vectors_[i].data(), cols);
     }
   }
+}
+
+uint64_t WeightTable::vector_bytes() const {
+  uint64_t bytes = 0;
+  for (const std::vector<float>& v : vectors_) bytes += v.size() * sizeof(float);
+  return bytes;
 }
 
 RegionWeightBytes region_weight_bytes(const ir::Graph& graph, const WeightTable& weights, const ir::Region& region) {

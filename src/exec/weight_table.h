@@ -19,10 +19,14 @@ class WeightTable {
   explicit WeightTable(const Model& model);
 
   const ref::EncodedMatrix& matrix(ir::TensorId id) const { return matrices_.at(id.index); }
+  // Points matrix id at another copy of its bytes (a paged weight's mirror).
+  void bind(ir::TensorId id, const uint8_t* data) { matrices_.at(id.index).data = data; }
   const float* vector(ir::TensorId id) const { return vectors_.at(id.index).data(); }
   uint64_t bytes(ir::TensorId id) const { return bytes_.at(id.index); }
   // The widest matrix row: the dequantization scratch an op needs.
   int64_t max_matrix_cols() const { return max_cols_; }
+  // The decoded vectors' bytes.
+  uint64_t vector_bytes() const;
 
  private:
   std::vector<ref::EncodedMatrix> matrices_;  // rank-2 weights; empty entries otherwise

@@ -20,6 +20,7 @@ const char* to_string(ErrorKind kind) {
     case ErrorKind::MissingKey: return "MissingKey";
     case ErrorKind::Usage: return "Usage";
     case ErrorKind::Unsupported: return "Unsupported";
+    case ErrorKind::InsufficientMemory: return "InsufficientMemory";
   }
   return "Unknown";
 }

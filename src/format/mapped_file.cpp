@@ -16,7 +16,7 @@ static Error io_error(const std::string& what, const std::string& path) {
   return Error(ErrorKind::Io, what + ": " + std::strerror(errno), Error::kNoOffset, path);
 }
 
-MappedFile::MappedFile(const std::string& path) {
+MappedFile::MappedFile(const std::string& path) : path_(path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw io_error("cannot open file", path);
   struct stat st{};
@@ -40,6 +40,11 @@ MappedFile::MappedFile(const std::string& path) {
     data_ = static_cast<const uint8_t*>(p);
   }
   ::close(fd);  // the mapping stays valid without the descriptor
+}
+
+void MappedFile::set_readahead(bool on) const {
+  // Advice only: a kernel that refuses it reads more, nothing breaks.
+  if (data_) ::madvise(const_cast<uint8_t*>(data_), size_, on ? MADV_NORMAL : MADV_RANDOM);
 }
 
 MappedFile::~MappedFile() {

@@ -8,7 +8,6 @@
 #include <map>
 #include <numeric>
 #include <random>
-#include <variant>
 
 #include "kernels/encoding/encoding.h"
 
@@ -112,23 +111,23 @@ std::vector<double> BenchResult::samples_ts() const {
 double BenchResult::avg_ts() const { return mean(samples_ts()); }
 double BenchResult::stddev_ts() const { return stddev(samples_ts()); }
 
-uint64_t decode_weight_bytes(const ir::Graph& graph) {
-  std::vector<bool> lookup_only(graph.weights.size(), false);
-  for (const ir::Node& node : graph.nodes)
-    if (const auto* embedding = std::get_if<ir::Embedding>(&node.op)) lookup_only[embedding->table.index] = true;
-  for (const ir::Node& node : graph.nodes) {
-    if (const auto* matmul = std::get_if<ir::MatMul>(&node.op)) lookup_only[matmul->weight.index] = false;
-    if (const auto* logits = std::get_if<ir::Logits>(&node.op)) lookup_only[logits->weight.index] = false;
-  }
+uint64_t decode_weight_bytes(exec::Session& session) {
+  struct ListenerScope {  // the listener goes, whichever way eval leaves
+    exec::RegionScheduler& scheduler;
+    ~ListenerScope() { scheduler.set_listener(nullptr); }
+  } scope{session.scheduler()};
   uint64_t bytes = 0;
-  for (size_t i = 0; i < graph.weights.size(); ++i) {
-    const ir::WeightDescriptor& w = graph.weights[i];
-    bytes += lookup_only[i] ? w.length / static_cast<uint64_t>(w.shape.at(0)) : w.length;
-  }
+  scope.scheduler.set_listener([&bytes](const exec::RegionEvent& event, std::span<const exec::TensorRef>) {
+    bytes += event.weight_bytes_touched;
+  });
+  const std::vector<int32_t> token = bench_tokens(1, static_cast<uint32_t>(session.vocab()));
+  session.reset();
+  session.eval(token);
+  session.reset();
   return bytes;
 }
 
-BenchModel describe_model(const Model& model, const std::string& filename) {
+BenchModel describe_model(const Model& model, const std::string& filename, exec::Session& session) {
   BenchModel m;
   m.filename = filename;
   for (const auto& w : model.graph.weights) {
@@ -139,7 +138,7 @@ BenchModel describe_model(const Model& model, const std::string& filename) {
   }
   m.type = model.info.architecture + " " + params_label(m.n_params, "%.1f%s") + " " +
            dominant_encoding(model.graph);
-  m.decode_bytes = decode_weight_bytes(model.graph);
+  m.decode_bytes = decode_weight_bytes(session);
   return m;
 }
 

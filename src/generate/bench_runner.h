@@ -48,13 +48,19 @@ struct BenchModel {
   std::string type;      // "<arch> <params> <dominant encoding>", e.g. "llama 4.6M Q8_0"
   uint64_t size = 0;      // bytes of weights
   uint64_t n_params = 0;  // elements of weights
-  // Weight bytes one dense decode step reads: every weight once, except an
-  // embedding table that no product also reads, of which one row.
+  // Weight bytes one decode step reads (decode_weight_bytes below).
   uint64_t decode_bytes = 0;
 };
 
-BenchModel describe_model(const Model& model, const std::string& filename);
-uint64_t decode_weight_bytes(const ir::Graph& graph);
+// `session` must run `model`; it is used for one decode step and reset.
+BenchModel describe_model(const Model& model, const std::string& filename, exec::Session& session);
+
+// The weight bytes one decode step reads, as the scheduler counts them: the
+// weights of every region the step executes (an embedding table: one row).
+// A mixture-of-experts layer counts its router's k experts, not all of them.
+// Measured by evaluating the first benchmark token at position 0, with the
+// scheduler's listener (replaced, then cleared); the session is then reset.
+uint64_t decode_weight_bytes(exec::Session& session);
 
 // `n` token ids below `vocab`, the same for every run.
 std::vector<int32_t> bench_tokens(uint32_t n, uint32_t vocab);

@@ -15,6 +15,9 @@ struct Preset {
   const char* arch;          // the real model's architecture; null: none (tiny)
   const char* vocab_family;  // its tokenizer family when used with that arch; null: arch default
   uint32_t n_layer, n_embd, n_head, n_head_kv;
+  // Qwen3 sets head_dim apart from n_embd / n_head (0: n_embd / n_head). It
+  // holds only on architectures whose files say so (attention.key_length).
+  uint32_t head_dim;
   // A dense model stores n_ff, a MoE model n_ff_expert; the other is 0 and
   // derived so that a token's active FFN width stays the same:
   // n_ff = n_ff_expert * n_expert_used.
@@ -31,12 +34,13 @@ constexpr uint32_t kDefaultExpertsUsed = 2;
 
 // clang-format off
 constexpr Preset kPresets[] = {
-//  name            arch     vocab     layer embd head kv   ff    ff_exp exp used vocab   ctx     theta     eps    tied   llama3
-  {"tiny",         nullptr, nullptr,  2,    256, 4,   2,   512,  0,     4,  2,   512,    2048,   10000.f,  1e-5f, true,  false},
-  {"smollm2-135m", "llama", "smollm", 30,   576, 9,   3,   1536, 0,     0,  0,   49152,  8192,   100000.f, 1e-5f, true,  false},
-  {"qwen2.5-0.5b", "qwen2", nullptr,  24,   896, 14,  2,   4864, 0,     0,  0,   151936, 32768,  1e6f,     1e-6f, true,  false},
-  {"llama-3.2-1b", "llama", nullptr,  16,   2048, 32, 8,   8192, 0,     0,  0,   128256, 131072, 500000.f, 1e-5f, true,  true},
-  {"olmoe-1b-7b",  "olmoe", nullptr,  16,   2048, 16, 16,  0,    1024,  64, 8,   50304,  4096,   10000.f,  1e-5f, false, false},
+//  name             arch        vocab     layer embd  head kv  hd   ff    ff_exp exp  used vocab   ctx     theta     eps    tied   llama3
+  {"tiny",          nullptr,    nullptr,  2,    256,  4,   2,  0,   512,  0,     4,   2,   512,    2048,   10000.f,  1e-5f, true,  false},
+  {"smollm2-135m",  "llama",    "smollm", 30,   576,  9,   3,  0,   1536, 0,     0,   0,   49152,  8192,   100000.f, 1e-5f, true,  false},
+  {"qwen2.5-0.5b",  "qwen2",    nullptr,  24,   896,  14,  2,  0,   4864, 0,     0,   0,   151936, 32768,  1e6f,     1e-6f, true,  false},
+  {"llama-3.2-1b",  "llama",    nullptr,  16,   2048, 32,  8,  0,   8192, 0,     0,   0,   128256, 131072, 500000.f, 1e-5f, true,  true},
+  {"olmoe-1b-7b",   "olmoe",    nullptr,  16,   2048, 16,  16, 0,   0,    1024,  64,  8,   50304,  4096,   10000.f,  1e-5f, false, false},
+  {"qwen3-30b-a3b", "qwen3moe", nullptr,  48,   2048, 32,  4,  128, 0,    768,   128, 8,   151936, 40960,  1e6f,     1e-6f, false, false},
 };
 // clang-format on
 
@@ -59,6 +63,7 @@ SynthShape shape_for_arch(const Preset& p, const ArchSpec& arch) {
   s.n_embd = p.n_embd;
   s.n_head = p.n_head;
   s.n_head_kv = arch.kv_heads_equal_heads ? p.n_head : p.n_head_kv;
+  s.head_dim = arch.head_dim_keys ? p.head_dim : 0;
   s.n_vocab = p.n_vocab;
   s.n_ctx = p.n_ctx;
   s.rope_theta = p.rope_theta;
@@ -89,6 +94,7 @@ void apply_overrides(const SynthOptions& o, const ArchSpec& arch, SynthShape& s)
   take(o.n_embd, s.n_embd);
   take(o.n_head, s.n_head);
   take(o.n_head_kv, s.n_head_kv);
+  take(o.head_dim, s.head_dim);
   take(o.n_ff, s.n_ff);
   take(o.n_vocab, s.n_vocab);
   take(o.n_expert, s.n_expert);
@@ -105,10 +111,14 @@ void check_shape(const ArchSpec& arch, SynthShape& s) {
                   {"--n-head-kv", s.n_head_kv}, {"--n-ff", s.n_ff},     {"--n-vocab", s.n_vocab}};
   for (const auto& p : positive)
     if (p.value == 0) bad_shape(std::string(p.flag) + " must be positive");
-  if (s.n_embd % s.n_head != 0)
+  const bool own_head_dim = s.head_dim != 0;
+  if (own_head_dim && !arch.head_dim_keys && s.head_dim * s.n_head != s.n_embd)
+    bad_shape("--head-dim " + std::to_string(s.head_dim) + " times n_head must be n_embd on " + arch.name +
+              " (its files cannot state a head dimension of their own)");
+  if (!own_head_dim && s.n_embd % s.n_head != 0)
     bad_shape("n_embd " + std::to_string(s.n_embd) + " is not a multiple of n_head " +
               std::to_string(s.n_head));
-  s.head_dim = s.n_embd / s.n_head;
+  if (!own_head_dim) s.head_dim = s.n_embd / s.n_head;
   if (s.head_dim % 2 != 0)
     bad_shape("head dimension " + std::to_string(s.head_dim) + " must be even for RoPE");
   if (s.n_head % s.n_head_kv != 0)

@@ -14,7 +14,9 @@ struct SynthOptions {
   // llama, qwen2, qwen3, olmoe, qwen2moe, qwen3moe, mixtral; empty: the
   // preset's own architecture (llama for tiny).
   std::string arch;
-  std::string preset;  // tiny, smollm2-135m, qwen2.5-0.5b, llama-3.2-1b, olmoe-1b-7b; empty: tiny
+  // tiny, smollm2-135m, qwen2.5-0.5b, llama-3.2-1b, olmoe-1b-7b,
+  // qwen3-30b-a3b; empty: tiny
+  std::string preset;
   std::string type;    // f32, f16, bf16, q8_0, q4_0, q4_k, q6_k, q4_k_m, ...; empty: f32
   uint64_t seed = 0;
   // Every quantizable weight gets `type` (as llama-quantize --pure), instead
@@ -22,8 +24,11 @@ struct SynthOptions {
   bool pure = false;
   unsigned threads = 0;  // threads generating a tensor's rows; 0: one per core
   // Explicit overrides of the preset's shape. n_ff is the width of the FFN
-  // tensors: per expert for MoE architectures.
-  std::optional<uint32_t> n_layer, n_embd, n_head, n_head_kv, n_ff, n_vocab, n_expert,
+  // tensors: per expert for MoE architectures. head_dim other than
+  // n_embd / n_head needs an architecture that writes attention.key_length
+  // (qwen3, qwen3moe); a preset's own head_dim (qwen3-30b-a3b: 128) stays
+  // when n_embd or n_head are overridden, as in the Qwen3 family.
+  std::optional<uint32_t> n_layer, n_embd, n_head, n_head_kv, head_dim, n_ff, n_vocab, n_expert,
       n_expert_used;
   // A real vocabulary to embed instead of the made-up one: a tokenizer.json,
   // SentencePiece .model or GGUF file. n_vocab becomes its size.

@@ -60,6 +60,33 @@ TEST(TraceCli, RunTraceHasSkippedExpertsAndTraceSummarizesThem) {
   EXPECT_NE(heat.find("#dde7f0"), std::string::npos);  // skipped cells
 }
 
+TEST(TraceCli, CacheSimComparesPoliciesWithTheOptimalOnARunsRouting) {
+  test::TempDir dir;
+  const std::string model = test::write_tiny_model(dir, "olmoe", "q8_0");
+  const std::string trace = dir.file("trace.jsonl");
+  ASSERT_EQ(test::run_synapse({"run", "-m", model, "--tokens", "1 17 300", "-n", "8", "--temp", "0",
+                               "--ignore-eos", "--trace-regions", trace})
+                .exit_code,
+            0);
+  // 2 layers of 4 experts: half of them is 2 per layer, 4 of 8 in all.
+  auto out = test::run_synapse({"trace", trace, "--cache-sim", "0.5,100%,3", "--policy", "lru,lfu"});
+  ASSERT_EQ(out.exit_code, 0);
+  EXPECT_NE(out.out.find("(one per layer), 8 steps"), std::string::npos) << out.out;
+  for (const char* row : {"| 0.5      | lru      |           4/8 |", "| 0.5      | lfu      |           4/8 |",
+                          "| 0.5      | optimal  |           4/8 |", "| 100%     | optimal  |           8/8 |",
+                          "| 3        | lru      |           6/8 |"})
+    EXPECT_NE(out.out.find(row), std::string::npos) << row << "\n" << out.out;
+  EXPECT_EQ(out.out.find("step position"), std::string::npos) << "the summary is replaced";
+
+  auto global = test::run_synapse({"trace", trace, "--cache-sim", "2", "--cache-scope", "global"});
+  ASSERT_EQ(global.exit_code, 0);
+  EXPECT_NE(global.out.find("one for all layers"), std::string::npos) << global.out;
+
+  EXPECT_EQ(test::run_synapse({"trace", trace, "--cache-sim", "0.5", "--policy", "mru"}).exit_code, 2);
+  EXPECT_EQ(test::run_synapse({"trace", trace, "--cache-sim", "half"}).exit_code, 2);
+  EXPECT_EQ(test::run_synapse({"trace", trace, "--cache-sim", "1.5"}).exit_code, 2);
+}
+
 TEST(TraceSummary, MalformedLineIsAnErrorNamingTheLine) {
   std::istringstream in(
       "{\"step\":0,\"position\":0,\"region\":0,\"kind\":\"Embedding\",\"outcome\":\"Executed\","

@@ -6,9 +6,10 @@
 
 #include <cmath>
 
+#include "format/gguf_reader.h"
 #include "support/temp_dir.h"
-#include "synapse/error.h"
 #include "support/tiny_model.h"
+#include "synapse/error.h"
 
 namespace synapse {
 namespace {
@@ -82,29 +83,67 @@ TEST_F(BenchRunnerTest, ATestLongerThanTheContextThrows) {
 }
 
 TEST_F(BenchRunnerTest, ModelDescriptionAndJsonHaveLlamaBenchFields) {
-  const BenchModel m = describe_model(*model_, path_);
+  exec::Session session(*model_);
+  const BenchModel m = describe_model(*model_, path_, session);
   EXPECT_GT(m.size, 0u);
   EXPECT_GT(m.n_params, 0u);
   EXPECT_EQ(m.type.rfind("llama ", 0), 0u) << m.type;
   EXPECT_NE(m.type.find("Q8_0"), std::string::npos) << m.type;
+  // A dense decode step reads every weight; tiny's tied token_embd twice:
+  // one row as the embedding, the whole table as the logits.
+  for (const ir::WeightDescriptor& w : model_->graph.weights) {
+    if (w.name == "token_embd.weight") {
+      EXPECT_EQ(m.decode_bytes, m.size + w.length / static_cast<uint64_t>(w.shape.at(0)));
+    }
+  }
 
   BenchResult r;
   r.test = {.n_gen = 4};
   r.samples_ns = {4'000'000, 8'000'000};
   const nlohmann::json j = bench_json(m, 2, r);
   for (const char* key : {"model_filename", "model_type", "model_size", "model_n_params", "n_threads", "n_prompt",
-                          "n_gen", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "samples_ts"})
+                          "n_gen", "avg_ns", "stddev_ns", "avg_ts", "stddev_ts", "samples_ts", "decode_weight_bytes"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["n_gen"], 4);
   EXPECT_EQ(j["n_prompt"], 0);
   EXPECT_EQ(j["n_threads"], 2);
   EXPECT_EQ(j["avg_ns"], 6'000'000);
   EXPECT_EQ(j["samples_ts"].size(), 2u);
+  EXPECT_EQ(j["decode_weight_bytes"], m.decode_bytes);
 
   const std::string table = bench_markdown(m, 2, {r});
   EXPECT_NE(table.find("| model"), std::string::npos) << table;
   EXPECT_NE(table.find("tg4"), std::string::npos) << table;
   EXPECT_NE(table.find("750.00 ± 353.55"), std::string::npos) << table;
+}
+
+// The figure bench reports (and bench/compare divides bandwidth by) is what
+// a decode step reads: for a mixture of experts, k experts per layer, not
+// all of them. Expected bytes come from the file's tensor table: token_embd
+// one row (olmoe does not tie it to the logits), each merged expert tensor
+// k / n_expert of it, everything else (attention, norms, routers, logits) whole.
+TEST(BenchRunner, MoeDecodeBytesCountKExpertsPerLayer) {
+  test::TempDir dir;
+  const std::string path = test::write_tiny_model(dir, "olmoe", "q8_0");
+  const GgufFile file = GgufFile::open(path);
+  const auto k = static_cast<uint64_t>(file.metadata().get_int("olmoe.expert_used_count"));
+  const auto n_expert = static_cast<uint64_t>(file.metadata().get_int("olmoe.expert_count"));
+  ASSERT_LT(k, n_expert);
+  uint64_t expected = 0;
+  for (const GgufTensorInfo& t : file.tensors()) {
+    if (t.name == "token_embd.weight") {
+      expected += t.n_bytes / t.dims[1];
+    } else if (t.name.ends_with("_exps.weight")) {
+      expected += t.n_bytes / n_expert * k;
+    } else {
+      expected += t.n_bytes;
+    }
+  }
+  const Model model = load_model(path, LoadOptions{.max_ctx = 16});
+  exec::Session session(model);
+  const BenchModel m = describe_model(model, path, session);
+  EXPECT_EQ(m.decode_bytes, expected);
+  EXPECT_EQ(session.position(), 0) << "the session is reset after measuring";
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "support/command_runner.h"
 #include "support/temp_dir.h"
 #include "synth/synth.h"
+#include "synth/synth_arch.h"
 
 namespace synapse {
 namespace {
@@ -52,7 +53,7 @@ TEST(SynthPeer, EveryArchitectureAndTypeAtTinyLoadsInLlamaCpp) {
 // Real presets keep every per-layer tensor shape (row lengths decide block
 // fits and fallbacks); one layer and a 2048-token vocabulary keep the suite
 // fast, since layers repeat the same shapes and vocabulary only adds rows
-// (likewise experts, for the 64-expert preset).
+// (likewise experts, for the 64- and 128-expert presets).
 TEST(SynthPeer, EveryRealPresetAndTypeLoadsInLlamaCpp) {
   SYNAPSE_SKIP_UNLESS_PEER();
   for (const auto& preset : synth_presets()) {
@@ -63,13 +64,14 @@ TEST(SynthPeer, EveryRealPresetAndTypeLoadsInLlamaCpp) {
       o.type = type;
       o.n_layer = 1;
       o.n_vocab = 2048;
-      if (preset == "olmoe-1b-7b") o.n_expert = 8;  // expert tensors keep their row shapes
+      if (preset == "olmoe-1b-7b" || preset == "qwen3-30b-a3b") o.n_expert = 8;  // rows keep their shapes
       expect_loads_with_finite_logits(o, label_of(o));
     }
   }
 }
 
-// The real vocabulary sizes (up to 151,936 tokens) with every architecture.
+// The real vocabulary sizes (up to 151,936 tokens) with every architecture;
+// at most 8 experts, which only add rows.
 TEST(SynthPeer, EveryArchitectureWithEveryRealPresetLoadsInLlamaCpp) {
   SYNAPSE_SKIP_UNLESS_PEER();
   for (const auto& preset : synth_presets()) {
@@ -80,6 +82,7 @@ TEST(SynthPeer, EveryArchitectureWithEveryRealPresetLoadsInLlamaCpp) {
       o.preset = preset;
       o.type = "q8_0";
       o.n_layer = 1;
+      if (synth::find_arch(arch)->moe) o.n_expert = 8;
       expect_loads_with_finite_logits(o, label_of(o));
     }
   }

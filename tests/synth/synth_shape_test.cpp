@@ -1,10 +1,13 @@
-// synth's building blocks: preset shapes, their mapping onto other
-// architectures, llama3 rope factors, and the tokenizer at real sizes.
+// synth's building blocks: preset shapes (the full qwen3-30b-a3b without
+// writing it), their mapping onto other architectures, llama3 rope factors,
+// and the tokenizer at real sizes.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <set>
 
+#include "synapse/error.h"
 #include "synth/synth_arch.h"
 #include "synth/synth_vocab.h"
 #include "synth/synth_weights.h"
@@ -47,6 +50,83 @@ TEST(SynthPresets, MatchTheRealModelsConfigs) {
   EXPECT_EQ(std::tie(olmoe.n_ff, olmoe.n_expert, olmoe.n_expert_used, olmoe.n_vocab),
             std::make_tuple(1024u, 64u, 8u, 50304u));
   EXPECT_FALSE(olmoe.tied);
+
+  // Qwen3-30B-A3B: heads of 128 although n_embd / n_head is 64.
+  const SynthShape q3 = shape("qwen3-30b-a3b");
+  EXPECT_EQ(std::tie(q3.n_layer, q3.n_embd, q3.n_head, q3.n_head_kv, q3.head_dim),
+            std::make_tuple(48u, 2048u, 32u, 4u, 128u));
+  EXPECT_EQ(std::tie(q3.n_ff, q3.n_expert, q3.n_expert_used, q3.n_vocab, q3.n_ctx),
+            std::make_tuple(768u, 128u, 8u, 151936u, 40960u));
+  EXPECT_EQ(q3.rope_theta, 1e6f);
+  EXPECT_EQ(q3.rms_eps, 1e-6f);
+  EXPECT_FALSE(q3.tied);
+  EXPECT_EQ(q3.vocab_family, "qwen2");
+}
+
+// What the full qwen3-30b-a3b file would hold, without writing its 30 GB:
+// the metadata llama.cpp reads and the tensor list.
+TEST(SynthPresets, Qwen3MoeFullShapeHasTheRealModelsMetadataAndSize) {
+  SynthOptions o;
+  o.preset = "qwen3-30b-a3b";
+  const ArchSpec& arch = resolve_arch(o);
+  EXPECT_STREQ(arch.name, "qwen3moe");
+  const SynthShape s = resolve_shape(o, arch);
+  GgufMetadata md;
+  write_arch_metadata(md, arch, s);
+  EXPECT_EQ(md.get_int("qwen3moe.block_count"), 48);
+  EXPECT_EQ(md.get_int("qwen3moe.embedding_length"), 2048);
+  EXPECT_EQ(md.get_int("qwen3moe.attention.head_count"), 32);
+  EXPECT_EQ(md.get_int("qwen3moe.attention.head_count_kv"), 4);
+  EXPECT_EQ(md.get_int("qwen3moe.attention.key_length"), 128);
+  EXPECT_EQ(md.get_int("qwen3moe.attention.value_length"), 128);
+  EXPECT_EQ(md.get_int("qwen3moe.rope.dimension_count"), 128);
+  EXPECT_EQ(md.get_int("qwen3moe.expert_count"), 128);
+  EXPECT_EQ(md.get_int("qwen3moe.expert_used_count"), 8);
+  EXPECT_EQ(md.get_int("qwen3moe.expert_feed_forward_length"), 768);
+  EXPECT_EQ(md.get_int("qwen3moe.feed_forward_length"), 6144);  // config.json's intermediate_size
+  EXPECT_EQ(md.get_int("qwen3moe.context_length"), 40960);
+  EXPECT_EQ(md.get_int("qwen3moe.vocab_size"), 151936);
+
+  const std::vector<TensorSpec> tensors = arch_tensors(arch, s);
+  const std::map<std::string, std::vector<uint64_t>> expected_dims = {
+      {"blk.0.attn_q.weight", {2048, 4096}},       {"blk.0.attn_k.weight", {2048, 512}},
+      {"blk.0.attn_output.weight", {4096, 2048}},  {"blk.0.attn_q_norm.weight", {128}},
+      {"blk.0.ffn_down_exps.weight", {768, 2048, 128}}};
+  uint64_t params = 0, expert_params = 0;
+  size_t checked = 0;
+  for (const TensorSpec& t : tensors) {
+    uint64_t n = 1;
+    for (uint64_t d : t.dims) n *= d;
+    params += n;
+    if (t.name.ends_with("_exps.weight")) expert_params += n;
+    if (const auto it = expected_dims.find(t.name); it != expected_dims.end()) {
+      EXPECT_EQ(t.dims, it->second) << t.name;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, expected_dims.size());
+  // "30.5B total, 3.3B activated" (the model card).
+  EXPECT_NEAR(static_cast<double>(params) / 1e9, 30.5, 0.05);
+  EXPECT_NEAR(static_cast<double>(params - expert_params / 128 * (128 - 8)) / 1e9, 3.3, 0.06);
+}
+
+TEST(SynthPresets, AHeadDimensionOfItsOwnNeedsAnArchitectureThatStatesIt) {
+  // Kept when the width changes (as across the Qwen3 family)...
+  SynthOptions o;
+  o.preset = "qwen3-30b-a3b";
+  o.n_embd = 256;
+  o.n_head = 4;
+  EXPECT_EQ(resolve_shape(o, resolve_arch(o)).head_dim, 128u);
+  // ...derived on architectures whose files cannot state it...
+  EXPECT_EQ(shape("qwen3-30b-a3b", "mixtral").head_dim, 64u);
+  EXPECT_EQ(shape("qwen3-30b-a3b", "qwen3").head_dim, 128u);
+  // ...and refused there when asked for.
+  SynthOptions llama;
+  llama.arch = "llama";
+  llama.head_dim = 32;
+  EXPECT_THROW(resolve_shape(llama, resolve_arch(llama)), Error);
+  llama.head_dim = 64;  // tiny's own n_embd / n_head
+  EXPECT_EQ(resolve_shape(llama, resolve_arch(llama)).head_dim, 64u);
 }
 
 TEST(SynthPresets, MapOntoOtherArchitecturesKeepingTheActiveFfnWidth) {
@@ -76,6 +156,7 @@ TEST(SynthPresets, TensorCountsOfTheRealModels) {
   EXPECT_EQ(count("llama-3.2-1b"), 147u);  // rope_freqs included, output tied
   EXPECT_EQ(count("smollm2-135m"), 272u);
   EXPECT_EQ(count("olmoe-1b-7b"), 195u);
+  EXPECT_EQ(count("qwen3-30b-a3b"), 579u);  // 12 per block, embd, output norm, output
 }
 
 TEST(SynthRope, Llama3FactorsRunFromOneToThirtyTwo) {

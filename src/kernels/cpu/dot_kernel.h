@@ -24,6 +24,8 @@ namespace synapse::cpu {
 
 inline constexpr int kMaxTileRows = 4;
 inline constexpr int kMaxTileTokens = 4;
+// A panel: up to kPanelRows weight rows against any number of tokens.
+inline constexpr int kPanelRows = 32;
 
 // y[t * y_stride + r] = dot(weight row r, activation row t) for r < rows,
 // t < tokens; weight row r starts at w + r * w_stride, activation row t at
@@ -34,7 +36,14 @@ using DotTile = void (*)(const uint8_t* w, uint64_t w_stride, int rows, const ui
 struct DotKernel {
   ActivationFormat activation = ActivationFormat::F32;
   DotTile tile = nullptr;
+  // Optional, for many tokens (prefill): the same products as `tile` for up
+  // to kPanelRows rows and any token count, with every pair's float bit-
+  // identical to the tile's; it repacks the rows first, so it pays off only
+  // from kPanelMinTokens tokens on.
+  DotTile panel = nullptr;
 };
+
+inline constexpr int kPanelMinTokens = 16;
 
 // The kernel for weights of `encoding` compiled for exactly `target`, or a
 // kernel with a null tile when there is none for that pair. Callers pick

@@ -74,9 +74,12 @@ DotTile tile_for(bool q8_0, CpuTarget target) {
 
 DotKernel find_legacy_dot_kernel(Encoding encoding, CpuTarget target) {
   if (encoding != Encoding::Q8_0 && encoding != Encoding::Q4_0) return {};
-  DotTile tile = tile_for(encoding == Encoding::Q8_0, target);
+  const bool q8_0 = encoding == Encoding::Q8_0;
+  DotTile tile = tile_for(q8_0, target);
   if (!tile) return {};
-  return DotKernel{ActivationFormat::Q8, tile};
+  DotTile panel = nullptr;
+  if (target == CpuTarget::Avx512Vnni) panel = q8_0 ? legacy::kVnniPanels.q8_0 : legacy::kVnniPanels.q4_0;
+  return DotKernel{ActivationFormat::Q8, tile, panel};
 }
 
 }  // namespace synapse::cpu

@@ -10,8 +10,9 @@
 
 namespace synapse::cpu::legacy {
 
-// Each target's tiles: dot_legacy_avx2.cpp, dot_legacy_vnni.cpp.
+// Each target's tiles: dot_legacy_avx2.cpp, dot_legacy_vnni.cpp; and
+// panels (DotKernel::panel): dot_legacy_panel_vnni.cpp.
 struct Tiles { DotTile q8_0, q4_0; };
-extern const Tiles kAvx2Tiles, kVnniTiles;
+extern const Tiles kAvx2Tiles, kVnniTiles, kVnniPanels;
 
 }  // namespace synapse::cpu::legacy

@@ -15,20 +15,38 @@ struct Activations {
   uint64_t stride = 0;
 };
 
+// Whether p's rows go through its kernel's panel rather than its tiles.
+bool uses_panel(const MatmulProduct& p, int64_t tokens) { return p.kernel.panel && tokens >= kPanelMinTokens; }
+
+void add_bias(const MatmulProduct& p, int64_t row, int rows, int64_t token, int64_t tokens) {
+  if (!p.bias) return;
+  const int64_t stride = p.w->rows;
+  for (int64_t t = token; t < token + tokens; ++t)
+    for (int j = 0; j < rows; ++j) p.y[t * stride + row + j] += p.bias[row + j];
+}
+
 void multiply_rows(const MatmulProduct& p, const Activations& x, int64_t tokens, int64_t row_begin,
                    int64_t row_end) {
   const ref::EncodedMatrix& w = *p.w;
+  if (uses_panel(p, tokens)) {
+    // The panel streams every token past its repacked rows.
+    for (int64_t r = row_begin; r < row_end; r += kPanelRows) {
+      const int rows = static_cast<int>(std::min<int64_t>(kPanelRows, row_end - r));
+      p.kernel.panel(w.row(r), w.row_stride, rows, x.rows, x.stride, static_cast<int>(tokens), w.cols, p.y + r,
+                     w.rows);
+      add_bias(p, r, rows, 0, tokens);
+    }
+    return;
+  }
   for (int64_t t0 = 0; t0 < tokens; t0 += kTokenBlock) {
     const int64_t t_end = std::min(tokens, t0 + kTokenBlock);
     for (int64_t r = row_begin; r < row_end; r += kMaxTileRows) {
       const int rows = static_cast<int>(std::min<int64_t>(kMaxTileRows, row_end - r));
       for (int64_t t = t0; t < t_end; t += kMaxTileTokens) {
         const int count = static_cast<int>(std::min<int64_t>(kMaxTileTokens, t_end - t));
-        float* y = p.y + t * w.rows + r;
-        p.kernel.tile(w.row(r), w.row_stride, rows, x.rows + t * x.stride, x.stride, count, w.cols, y, w.rows);
-        if (p.bias)
-          for (int i = 0; i < count; ++i)
-            for (int j = 0; j < rows; ++j) y[i * w.rows + j] += p.bias[r + j];
+        p.kernel.tile(w.row(r), w.row_stride, rows, x.rows + t * x.stride, x.stride, count, w.cols,
+                      p.y + t * w.rows + r, w.rows);
+        add_bias(p, r, rows, t, count);
       }
     }
   }
@@ -82,7 +100,7 @@ void matmul_group(const float* x, int64_t tokens, std::span<const MatmulProduct>
   }
   pool.run([&](int worker, int n) {
     for (const MatmulProduct& p : products) {
-      const Range share = split_range(p.w->rows, worker, n, kMaxTileRows);
+      const Range share = split_range(p.w->rows, worker, n, uses_panel(p, tokens) ? kPanelRows : kMaxTileRows);
       multiply_rows(p, formats[static_cast<int>(p.kernel.activation)], tokens, share.begin, share.end);
     }
   });

@@ -76,6 +76,16 @@ TEST(DotLegacyTile, WritesOnlyItsRowsAndTokens) {
   dot_test::expect_tiles_write_only_their_outputs(Encoding::Q4_0, make_operands(Encoding::Q4_0, 64, 5));
 }
 
+// Rows past a 32-row panel, token counts past its 6-token groups, blocks
+// past its 16-block chunks.
+TEST(DotLegacyPanel, EveryPairHasTheBitsOfTheTileAndNothingElseIsWritten) {
+  for (Encoding encoding : kEncodings) {
+    for (auto [rows, tokens] : {std::pair{32, 6}, {1, 1}, {7, 13}, {17, 5}, {29, 20}})
+      for (int64_t n : {64, 32 * 19})
+        dot_test::expect_panel_matches_tile(encoding, rows, tokens, n);
+  }
+}
+
 TEST(DotLegacyTile, LeavesTheOutputAloneForShapesBeyondTheTile) {
   const Operands ops = make_operands(Encoding::Q8_0, 32, 6);
   for (CpuTarget target : dot_test::targets_with_kernels(Encoding::Q8_0)) {

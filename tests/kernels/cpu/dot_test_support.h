@@ -7,6 +7,8 @@
 //   - batch invariance: a pair's float has the same bits whatever the tile
 //     shape and the pair's place in it,
 //   - a tile writes its rows x tokens outputs and nothing else.
+// Panels (DotKernel::panel) are checked against the tiles: every pair's
+// float has the tile's bits, and nothing else is written.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -15,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -169,6 +172,50 @@ inline void expect_tiles_write_only_their_outputs(Encoding encoding, const Opera
         EXPECT_EQ(y[t * kYStride + r], -7.0f) << describe(encoding, target, ops) << " y[" << t << "][" << r << "]";
       }
     }
+  }
+}
+
+// A panel of `rows` rows (n elements, random weights of `encoding`) against
+// `tokens` random activation rows gives every pair the bits of the 1x1 tile
+// and leaves the rest of y alone, on every target whose kernel has a panel.
+inline void expect_panel_matches_tile(Encoding encoding, int rows, int tokens, int64_t n) {
+  std::mt19937 rng(static_cast<uint32_t>(rows * 1000 + tokens));
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  const uint64_t w_stride = row_bytes(encoding, n) + 5;
+  std::vector<uint8_t> w(rows * w_stride, 0xee);
+  std::vector<float> values(n);
+  for (int r = 0; r < rows; ++r) {
+    for (float& v : values) v = uniform(rng);
+    values[(r * 37) % n] = 60.0f;  // an outlier
+    quantize_row(encoding, values.data(), w.data() + r * w_stride, n);
+  }
+  const int64_t y_stride = rows + 3;
+  for (CpuTarget target : supported_cpu_targets()) {
+    const DotKernel kernel = find_dot_kernel(encoding, target);
+    if (!kernel.panel) continue;
+    const uint64_t x_stride = activation_row_bytes(kernel.activation, n) + 9;
+    std::vector<uint8_t> x(tokens * x_stride, 0xee);
+    for (int t = 0; t < tokens; ++t) {
+      for (float& v : values) v = 3.0f * uniform(rng);
+      quantize_activation_row(kernel.activation, values.data(), n, x.data() + t * x_stride);
+    }
+    std::vector<float> y(tokens * y_stride + 1, -7.0f);
+    kernel.panel(w.data(), w_stride, rows, x.data(), x_stride, tokens, n, y.data(), y_stride);
+    for (int t = 0; t < tokens; ++t) {
+      for (int r = 0; r < y_stride; ++r) {
+        const float got = y[t * y_stride + r];
+        if (r >= rows) {
+          ASSERT_EQ(got, -7.0f) << to_string(target) << " wrote y[" << t << "][" << r << "]";
+          continue;
+        }
+        float single = 0.0f;
+        kernel.tile(w.data() + r * w_stride, w_stride, 1, x.data() + t * x_stride, x_stride, 1, n, &single, 1);
+        ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(single))
+            << to_string(target) << " " << find_encoding(static_cast<uint32_t>(encoding))->name << " panel " << rows
+            << "x" << tokens << " n=" << n << " pair (" << r << "," << t << ")";
+      }
+    }
+    ASSERT_EQ(y.back(), -7.0f) << to_string(target);
   }
 }
 

@@ -109,24 +109,28 @@ TEST_P(CpuMatmul, MatchesReferenceOnEveryTargetWithinQuantizationBound) {
   }
 }
 
+// Batches below and above kPanelMinTokens (tiles, then panels where the
+// kernel has them) against one token at a time.
 TEST_P(CpuMatmul, TokenResultsDoNotDependOnBatchOrThreads) {
   const Encoding encoding = GetParam();
   const int64_t cols = std::max<int64_t>(encoding_info(static_cast<uint32_t>(encoding)).block_elems, 32) * 3;
-  const int64_t rows = 11, tokens = 9;
-  std::mt19937 rng(11);
-  const Matrix w = random_matrix(encoding, rows, cols, rng);
-  const std::vector<float> x = random_activations(tokens, cols, rng);
-  for (CpuTarget target : supported_cpu_targets()) {
-    const DotKernel kernel = best_dot_kernel(encoding, target);
-    std::vector<uint8_t> act(matmul_scratch_bytes(tokens, cols));
-    ThreadPool one(1), three(3);
-    std::vector<float> batch(static_cast<size_t>(tokens * rows));
-    matmul(x.data(), tokens, {&w.view, nullptr, batch.data(), kernel}, act.data(), three);
-    for (int64_t t = 0; t < tokens; ++t) {
-      std::vector<float> single(static_cast<size_t>(rows));
-      matmul(&x[t * cols], 1, {&w.view, nullptr, single.data(), kernel}, act.data(), one);
-      EXPECT_EQ(0, std::memcmp(single.data(), &batch[t * rows], single.size() * sizeof(float)))
-          << to_string(target) << " token " << t;
+  const int64_t rows = 37;
+  for (const int64_t tokens : {int64_t{9}, int64_t{kPanelMinTokens} + 3}) {
+    std::mt19937 rng(11);
+    const Matrix w = random_matrix(encoding, rows, cols, rng);
+    const std::vector<float> x = random_activations(tokens, cols, rng);
+    for (CpuTarget target : supported_cpu_targets()) {
+      const DotKernel kernel = best_dot_kernel(encoding, target);
+      std::vector<uint8_t> act(matmul_scratch_bytes(tokens, cols));
+      ThreadPool one(1), three(3);
+      std::vector<float> batch(static_cast<size_t>(tokens * rows));
+      matmul(x.data(), tokens, {&w.view, nullptr, batch.data(), kernel}, act.data(), three);
+      for (int64_t t = 0; t < tokens; ++t) {
+        std::vector<float> single(static_cast<size_t>(rows));
+        matmul(&x[t * cols], 1, {&w.view, nullptr, single.data(), kernel}, act.data(), one);
+        EXPECT_EQ(0, std::memcmp(single.data(), &batch[t * rows], single.size() * sizeof(float)))
+            << to_string(target) << " tokens " << tokens << " token " << t;
+      }
     }
   }
 }

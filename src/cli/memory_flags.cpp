@@ -1,0 +1,47 @@
+#include "cli/memory_flags.h"
+
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+
+#include "memory/eviction_policy.h"
+#include "memory/memory_budget.h"
+
+namespace synapse::cli {
+
+void add_memory_flags(CLI::App& app, MemoryFlags& flags) {
+  app.add_option("--mem-budget", flags.budget,
+                 "memory the session may use: bytes (2G, 512M) or a share of the model's weights (40%); "
+                 "weights that do not fit are paged from the file");
+  app.add_option("--cache-policy", flags.policy, "eviction policy for paged weights: lfu (default: decayed frequency) or lru");
+  app.add_option("--prefetch", flags.prefetch, "regions loaded ahead of the running one when paging")
+      ->check(CLI::Range(0, 64));
+  app.add_flag("--no-direct-io", flags.no_direct_io, "read paged weights through the page cache (no O_DIRECT)");
+}
+
+void apply_memory_flags(const MemoryFlags& flags, exec::SessionOptions& options) {
+  using memory::make_eviction_policy;
+  if (!flags.budget.empty()) options.memory.budget = memory::parse_budget(flags.budget);
+  make_eviction_policy(flags.policy, 1);  // an unknown name is a usage error now, not when paging starts
+  options.memory.residency.policy = flags.policy;
+  options.memory.residency.direct_io = !flags.no_direct_io;
+  options.memory.prefetch_depth = flags.prefetch;
+}
+
+void print_memory_stats(const exec::Session& session, int64_t tokens) {
+  const memory::WeightResidency* residency = session.residency();
+  if (!residency || tokens < 1) return;
+  const memory::ResidencyCounters c = residency->counters();
+  const uint64_t uses = c.hits + c.misses;
+  std::fprintf(stderr,
+               "paging: %s loaded (%s per token), chunk hit rate %.1f%% (%llu of %llu), prefetch used %llu of %llu, "
+               "peak resident weights %s\n",
+               memory::format_bytes(c.bytes_loaded).c_str(),
+               memory::format_bytes(c.bytes_loaded / static_cast<uint64_t>(tokens)).c_str(),
+               uses ? 100.0 * static_cast<double>(c.hits) / static_cast<double>(uses) : 0.0,
+               static_cast<unsigned long long>(c.hits), static_cast<unsigned long long>(uses),
+               static_cast<unsigned long long>(c.prefetch_used), static_cast<unsigned long long>(c.prefetched),
+               memory::format_bytes(c.peak_resident_bytes).c_str());
+}
+
+}  // namespace synapse::cli

@@ -1,0 +1,34 @@
+// Flags that bound a session's memory: --mem-budget SIZE (bytes, "2G", or a
+// share of the model's weights, "40%"), --cache-policy for paged weights,
+// --prefetch (regions loaded ahead) and --no-direct-io.
+#pragma once
+
+#include <string>
+
+#include "exec/session.h"
+
+namespace CLI {
+class App;
+}
+
+namespace synapse::cli {
+
+struct MemoryFlags {
+  std::string budget;  // empty: no budget
+  std::string policy = "lfu";
+  int prefetch = 2;
+  bool no_direct_io = false;
+};
+
+void add_memory_flags(CLI::App& app, MemoryFlags& flags);
+
+// Sets options.memory from the flags. Throws Error(Usage) for a budget that
+// does not parse.
+void apply_memory_flags(const MemoryFlags& flags, exec::SessionOptions& options);
+
+// When the session pages weights: on stderr, what paging did over `tokens`
+// evaluated tokens (bytes loaded per token, hit rate, prefetch accuracy,
+// peak resident weights).
+void print_memory_stats(const exec::Session& session, int64_t tokens);
+
+}  // namespace synapse::cli

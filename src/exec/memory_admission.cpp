@@ -1,0 +1,61 @@
+#include "exec/memory_admission.h"
+
+#include <algorithm>
+
+#include "kernels/encoding/encoding.h"
+
+namespace synapse::exec {
+
+uint64_t model_weight_bytes(const Model& model) {
+  uint64_t bytes = 0;
+  for (const ir::WeightDescriptor& d : model.graph.weights) bytes += d.length;
+  return bytes;
+}
+
+MemoryAdmission admit_memory(const Model& model, const RegionScheduler& scheduler, int64_t max_ctx,
+                             const MemoryOptions& options) {
+  using memory::MemoryCategory;
+  const uint64_t budget =
+      options.budget.set() ? options.budget.resolve(model_weight_bytes(model)) : memory::MemoryLedger::kUnlimited;
+  MemoryAdmission admission{memory::MemoryLedger(budget), {}};
+  memory::MemoryLedger& ledger = admission.ledger;
+  ledger.reserve(MemoryCategory::Kv, KvState::bytes_at_capacity(model.graph, max_ctx));
+  ledger.reserve(MemoryCategory::Scratch, scheduler.scratch_bytes());
+  ledger.reserve(MemoryCategory::Weights, scheduler.decoded_weight_bytes());
+  // A table row read from the file when its slice is not resident.
+  uint64_t widest_row = 0;
+  for (const ir::WeightDescriptor& d : model.graph.weights)
+    if (d.shape.size() == 2)
+      widest_row = std::max(widest_row, row_bytes(static_cast<Encoding>(d.encoding), static_cast<uint64_t>(d.shape[1])));
+  ledger.reserve(MemoryCategory::Staging, widest_row);
+  memory::PlanOptions plan_options;
+  plan_options.weight_budget = ledger.available();
+  plan_options.slice_bytes = options.slice_bytes;
+  plan_options.prefetch_depth = options.prefetch_depth;
+  admission.plan = memory::plan_residency(model.graph, plan_options);
+  const memory::ResidencyPlan& plan = admission.plan;
+  if (!plan.paging) {
+    ledger.reserve(MemoryCategory::Weights, plan.weight_bytes);
+    return admission;
+  }
+  ledger.reserve(MemoryCategory::Weights, plan.pinned_bytes);
+  ledger.reserve(plan.has_experts ? MemoryCategory::ExpertCache : MemoryCategory::Weights, plan.pool_bytes);
+  return admission;
+}
+
+std::string describe(const Model& model, const MemoryAdmission& admission) {
+  using memory::MemoryCategory;
+  const memory::MemoryLedger& ledger = admission.ledger;
+  std::string text = "memory budget: ";
+  text += ledger.budget() == memory::MemoryLedger::kUnlimited ? std::string("none")
+                                                              : memory::format_bytes(ledger.budget());
+  text += " (model weights " + memory::format_bytes(model_weight_bytes(model)) + ")\n";
+  for (MemoryCategory category : {MemoryCategory::Weights, MemoryCategory::Kv, MemoryCategory::Scratch,
+                                  MemoryCategory::ExpertCache, MemoryCategory::Staging})
+    if (ledger.reserved(category) > 0)
+      text += std::string("  ") + memory::to_string(category) + ": " + memory::format_bytes(ledger.reserved(category)) +
+              "\n";
+  return text + memory::describe(model.graph, admission.plan);
+}
+
+}  // namespace synapse::exec

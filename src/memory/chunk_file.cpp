@@ -1,0 +1,79 @@
+#include "memory/chunk_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "synapse/error.h"
+
+namespace synapse::memory {
+
+ChunkFile::ChunkFile(const std::string& path, bool direct) : path_(path) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw Error(ErrorKind::Io, std::string("cannot open file: ") + std::strerror(errno), Error::kNoOffset, path);
+  struct stat st{};
+  if (::fstat(fd_, &st) != 0) {
+    ::close(fd_);
+    throw Error(ErrorKind::Io, std::string("cannot stat file: ") + std::strerror(errno), Error::kNoOffset, path);
+  }
+  size_ = static_cast<uint64_t>(st.st_size);
+  // The buffered descriptor reads single table rows: readahead would only
+  // fill the page cache (memory a budget does not have) with unused bytes.
+  ::posix_fadvise(fd_, 0, 0, POSIX_FADV_RANDOM);
+  if (direct) {
+    direct_fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+    direct_ = direct_fd_ >= 0;
+  }
+}
+
+ChunkFile::~ChunkFile() {
+  if (direct_fd_ >= 0) ::close(direct_fd_);
+  ::close(fd_);
+}
+
+ssize_t ChunkFile::pread_once(void* dst, size_t length, uint64_t offset, bool direct) {
+  return ::pread(direct ? direct_fd_ : fd_, dst, length, static_cast<off_t>(offset));
+}
+
+bool ChunkFile::read_range(uint8_t* dst, uint64_t begin, uint64_t end, bool direct) {
+  uint64_t at = begin;
+  while (at < end) {
+    // Bounded reads: a huge request is split rather than handed whole to the kernel.
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(end - at, uint64_t{1} << 30));
+    const ssize_t got = pread_once(dst + (at - begin), want, at, direct);
+    if (got < 0) {
+      if (errno == EINTR || errno == EAGAIN) continue;
+      if (direct && errno == EINVAL) return false;
+      throw Error(ErrorKind::Io, std::string("cannot read weights: ") + std::strerror(errno), at, path_);
+    }
+    if (got == 0) break;  // end of file
+    at += static_cast<uint64_t>(got);
+  }
+  if (at < std::min(end, size_))
+    throw Error(ErrorKind::Truncated, "the weight file ended while reading weights", at, path_);
+  return true;
+}
+
+void ChunkFile::read(uint8_t* mirror, uint64_t offset, uint64_t length) {
+  if (offset > size_ || length > size_ - offset)
+    throw Error(ErrorKind::OutOfBounds, "weights lie past the end of the file", offset, path_);
+  if (direct_) {
+    const uint64_t begin = offset / kAlign * kAlign;
+    const uint64_t end = (offset + length + kAlign - 1) / kAlign * kAlign;
+    if (read_range(mirror + begin, begin, end, true)) return;
+    direct_ = false;  // this file system refuses O_DIRECT reads: read through the page cache from now on
+  }
+  read_range(mirror + offset, offset, offset + length, false);
+}
+
+void ChunkFile::read_to(uint8_t* dst, uint64_t offset, uint64_t length) {
+  if (offset > size_ || length > size_ - offset)
+    throw Error(ErrorKind::OutOfBounds, "weights lie past the end of the file", offset, path_);
+  read_range(dst, offset, offset + length, false);
+}
+
+}  // namespace synapse::memory

@@ -1,0 +1,56 @@
+// A memory budget and the ledger that admits requests against it (SPEC §8).
+// A budget is bytes ("2G", "512M", "1500000000") or a share of the model's
+// weight bytes ("40%"). The ledger keeps one reservation per category;
+// a reservation that does not fit fails before any compute with
+// Error(InsufficientMemory) naming the category, the bytes required and
+// the bytes available.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace synapse::memory {
+
+struct BudgetSpec {
+  uint64_t bytes = 0;     // when percent is 0
+  double percent = 0.0;   // of the model's weight bytes, when above 0
+  bool set() const { return bytes > 0 || percent > 0.0; }
+  // The budget in bytes for a model of weight_bytes.
+  uint64_t resolve(uint64_t weight_bytes) const;
+};
+
+// Parses "N", "N[KMGT][i][B]" (binary multiples: 1K = 1024) or "P%"
+// (0 < P <= 100, decimals allowed). Throws Error(Usage) otherwise.
+BudgetSpec parse_budget(std::string_view text);
+
+// "1.50 GiB", "12.3 MiB", "512 B".
+std::string format_bytes(uint64_t bytes);
+
+enum class MemoryCategory : uint8_t { Weights, Kv, Scratch, ExpertCache, Staging };
+inline constexpr size_t kMemoryCategories = 5;
+const char* to_string(MemoryCategory category);  // "weights", "kv", ...
+
+class MemoryLedger {
+ public:
+  static constexpr uint64_t kUnlimited = UINT64_MAX;
+  explicit MemoryLedger(uint64_t budget = kUnlimited) : budget_(budget) {}
+
+  // Adds bytes to the category's reservation. Throws
+  // Error(InsufficientMemory) when the total would exceed the budget.
+  void reserve(MemoryCategory category, uint64_t bytes);
+  // Throws as reserve() would, without reserving.
+  void require(MemoryCategory category, uint64_t bytes) const;
+
+  uint64_t budget() const { return budget_; }
+  uint64_t reserved(MemoryCategory category) const { return reserved_[static_cast<size_t>(category)]; }
+  uint64_t total() const;
+  uint64_t available() const { return budget_ - total(); }
+
+ private:
+  uint64_t budget_;
+  std::array<uint64_t, kMemoryCategories> reserved_{};
+};
+
+}  // namespace synapse::memory

@@ -1,0 +1,277 @@
+#include "memory/weight_residency.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "synapse/error.h"
+
+namespace synapse::memory {
+namespace {
+
+uint64_t round_up(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
+
+}  // namespace
+
+WeightResidency::WeightResidency(std::vector<std::string> files, ResidencyPlan plan, const ResidencyOptions& options)
+    : plan_(std::move(plan)),
+      policy_(make_eviction_policy(options.policy, static_cast<uint32_t>(plan_.chunks.size()))),
+      state_(plan_.chunks.size(), State::Unloaded),
+      pins_(plan_.chunks.size(), 0),
+      fresh_(plan_.chunks.size(), 0),
+      unreported_(plan_.chunks.size(), 0),
+      evictable_(plan_.chunks.size(), 0),
+      spare_mask_(plan_.chunks.size(), 0),
+      queue_(static_cast<size_t>(std::max(1, options.prefetch_queue))) {
+  uint64_t widest_row = 0;
+  for (const WeightChunks& wc : plan_.weights)
+    if (wc.count > 0) {
+      const Chunk& first = plan_.chunks[wc.first];
+      widest_row = std::max(widest_row, first.bytes / static_cast<uint64_t>(first.row_end - first.row_begin));
+    }
+  staging_.resize(widest_row);
+  for (const std::string& path : files) {
+    files_.push_back(options.open_file ? options.open_file(path, options.direct_io)
+                                       : std::make_unique<ChunkFile>(path, options.direct_io));
+    const uint64_t bytes = round_up(std::max<uint64_t>(files_.back()->size(), 1), ChunkFile::kAlign);
+    // Reserved, not committed: only loaded chunks take memory.
+    void* base = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED) {
+      for (size_t i = 0; i < mirrors_.size(); ++i) ::munmap(mirrors_[i], mirror_bytes_[i]);
+      throw Error(ErrorKind::Io, std::string("cannot reserve address space for paged weights: ") + std::strerror(errno),
+                  Error::kNoOffset, path);
+    }
+    mirrors_.push_back(static_cast<uint8_t*>(base));
+    mirror_bytes_.push_back(bytes);
+  }
+  try {
+    for (uint32_t c = 0; c < plan_.chunks.size(); ++c) {
+      const Chunk& chunk = plan_.chunks[c];
+      if (!chunk.pinned) continue;
+      files_[chunk.file]->read(mirror_of(chunk), chunk.offset, chunk.bytes);
+      state_[c] = State::Resident;
+      counters_.bytes_loaded += chunk.bytes;
+      counters_.resident_bytes += chunk.bytes;
+    }
+  } catch (...) {
+    for (size_t i = 0; i < mirrors_.size(); ++i) ::munmap(mirrors_[i], mirror_bytes_[i]);
+    throw;
+  }
+  counters_.peak_resident_bytes = counters_.resident_bytes;
+  io_ = std::thread([this] { io_loop(); });
+}
+
+WeightResidency::~WeightResidency() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  io_.join();
+  for (size_t i = 0; i < mirrors_.size(); ++i) ::munmap(mirrors_[i], mirror_bytes_[i]);
+}
+
+const uint8_t* WeightResidency::data(ir::TensorId w) const {
+  const WeightChunks& wc = plan_.weights.at(w.index);
+  if (wc.count == 0) return nullptr;
+  const Chunk& first = plan_.chunks[wc.first];
+  return mirror_of(first) + first.offset;
+}
+
+void WeightResidency::evict(uint32_t c) {
+  const Chunk& chunk = plan_.chunks[c];
+  // Only pages wholly inside the chunk are dropped: a page it shares with a
+  // neighbour may hold that neighbour's live bytes.
+  const uint64_t begin = round_up(chunk.offset, ChunkFile::kAlign);
+  const uint64_t end = (chunk.offset + chunk.bytes) / ChunkFile::kAlign * ChunkFile::kAlign;
+  if (end > begin) ::madvise(mirror_of(chunk) + begin, end - begin, MADV_DONTNEED);
+  if (fresh_[c]) fresh_[c] = 0;
+  state_[c] = State::Unloaded;
+  evictable_[c] = 0;
+  unreported_[c] = 0;
+  pool_used_ -= chunk.bytes;
+  counters_.resident_bytes -= chunk.bytes;
+  policy_->on_evict(c);
+}
+
+bool WeightResidency::make_room(uint64_t bytes, bool spare_fresh) {
+  while (pool_used_ + bytes > plan_.pool_bytes) {
+    std::span<const uint8_t> candidates = evictable_;
+    if (spare_fresh) {
+      for (size_t c = 0; c < evictable_.size(); ++c) spare_mask_[c] = evictable_[c] && !fresh_[c];
+      candidates = spare_mask_;
+    }
+    const uint32_t victim = policy_->victim(candidates);
+    if (victim == EvictionPolicy::kNone) return false;
+    evict(victim);
+  }
+  return true;
+}
+
+void WeightResidency::load_locked(std::unique_lock<std::mutex>& lock, uint32_t c) {
+  const Chunk& chunk = plan_.chunks[c];
+  ++loading_;
+  lock.unlock();
+  try {
+    files_[chunk.file]->read(mirror_of(chunk), chunk.offset, chunk.bytes);
+  } catch (...) {
+    lock.lock();
+    --loading_;
+    state_[c] = State::Unloaded;
+    pool_used_ -= chunk.bytes;
+    counters_.resident_bytes -= chunk.bytes;
+    changed_.notify_all();
+    throw;
+  }
+  lock.lock();
+  --loading_;
+  state_[c] = State::Resident;
+  unreported_[c] += chunk.bytes;
+  counters_.bytes_loaded += chunk.bytes;
+  ++counters_.loads;
+  policy_->on_load(c);
+  changed_.notify_all();
+}
+
+void WeightResidency::acquire_one(std::unique_lock<std::mutex>& lock, uint32_t c, LoadedBytes& loaded) {
+  bool missed = false;
+  for (;;) {
+    switch (state_[c]) {
+      case State::Resident:
+        if (pins_[c]++ == 0) evictable_[c] = 0;
+        if (fresh_[c]) {
+          fresh_[c] = 0;
+          ++counters_.prefetch_used;
+          loaded.prefetched += unreported_[c];
+        }
+        ++(missed ? counters_.misses : counters_.hits);
+        policy_->on_use(c);
+        loaded.loaded += unreported_[c];
+        unreported_[c] = 0;
+        return;
+      case State::Loading:  // by the I/O thread: wait for it
+        missed = true;
+        changed_.wait(lock);
+        break;
+      case State::Unloaded:
+      case State::Queued: {
+        missed = true;
+        const uint64_t bytes = plan_.chunks[c].bytes;
+        if (!make_room(bytes, false)) {
+          // Pins are held by the one thread that computes, this one: only a
+          // prefetch in flight can still free room (once loaded, it is evictable).
+          if (loading_ == 0)
+            throw Error(ErrorKind::InsufficientMemory, "the weight pool cannot hold the chunks a region needs at once",
+                        Error::kNoOffset, "weights");
+          changed_.wait(lock);
+          break;
+        }
+        state_[c] = State::Loading;  // a queued entry is skipped by the I/O thread
+        pool_used_ += bytes;
+        counters_.resident_bytes += bytes;
+        counters_.peak_resident_bytes = std::max(counters_.peak_resident_bytes, counters_.resident_bytes);
+        load_locked(lock, c);
+        break;
+      }
+    }
+  }
+}
+
+LoadedBytes WeightResidency::acquire(std::span<const uint32_t> chunks) {
+  LoadedBytes loaded;
+  std::unique_lock lock(mutex_);
+  size_t done = 0;
+  try {
+    for (; done < chunks.size(); ++done) {
+      const uint32_t c = chunks[done];
+      if (plan_.chunks[c].pinned) continue;
+      acquire_one(lock, c, loaded);
+    }
+  } catch (...) {
+    lock.unlock();
+    release(chunks.first(done));
+    throw;
+  }
+  return loaded;
+}
+
+void WeightResidency::release(std::span<const uint32_t> chunks) {
+  {
+    std::lock_guard lock(mutex_);
+    for (uint32_t c : chunks) {
+      if (plan_.chunks[c].pinned) continue;
+      if (--pins_[c] == 0) evictable_[c] = 1;
+    }
+  }
+  changed_.notify_all();
+}
+
+void WeightResidency::prefetch(std::span<const uint32_t> chunks) {
+  bool queued = false;
+  {
+    std::lock_guard lock(mutex_);
+    for (uint32_t c : chunks) {
+      if (plan_.chunks[c].pinned || state_[c] != State::Unloaded || queue_size_ == queue_.size()) continue;
+      state_[c] = State::Queued;
+      queue_[(queue_head_ + queue_size_++) % queue_.size()] = c;
+      queued = true;
+    }
+  }
+  if (queued) changed_.notify_all();
+}
+
+void WeightResidency::io_loop() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stop_ || queue_size_ > 0; });
+    if (stop_) return;
+    const uint32_t c = queue_[queue_head_];
+    queue_head_ = (queue_head_ + 1) % queue_.size();
+    --queue_size_;
+    if (state_[c] != State::Queued) continue;  // taken over by a demand load
+    const uint64_t bytes = plan_.chunks[c].bytes;
+    if (!make_room(bytes, true)) {
+      state_[c] = State::Unloaded;  // no room but what is in use or about to be: drop the hint
+      continue;
+    }
+    state_[c] = State::Loading;
+    pool_used_ += bytes;
+    counters_.resident_bytes += bytes;
+    counters_.peak_resident_bytes = std::max(counters_.peak_resident_bytes, counters_.resident_bytes);
+    try {
+      load_locked(lock, c);
+    } catch (const std::exception&) {
+      continue;  // a demand load retries it and reports the error
+    }
+    fresh_[c] = 1;
+    evictable_[c] = pins_[c] == 0;
+    ++counters_.prefetched;
+  }
+}
+
+const uint8_t* WeightResidency::row(ir::TensorId w, int64_t row) {
+  const WeightChunks& wc = plan_.weights.at(w.index);
+  const Chunk& first = plan_.chunks[wc.first];
+  const uint64_t stride = first.bytes / static_cast<uint64_t>(first.row_end - first.row_begin);
+  const uint32_t c = wc.first + static_cast<uint32_t>(row / wc.slice_rows);
+  const uint64_t offset = first.offset + static_cast<uint64_t>(row) * stride;
+  std::unique_lock lock(mutex_);
+  if (state_[c] == State::Resident) {
+    std::memcpy(staging_.data(), mirror_of(first) + offset, stride);
+    return staging_.data();
+  }
+  lock.unlock();
+  files_[first.file]->read_to(staging_.data(), offset, stride);
+  lock.lock();
+  counters_.bytes_loaded += stride;
+  return staging_.data();
+}
+
+ResidencyCounters WeightResidency::counters() const {
+  std::lock_guard lock(mutex_);
+  return counters_;
+}
+
+}  // namespace synapse::memory

@@ -1,0 +1,217 @@
+// Sessions under a memory budget: weights page through the residency
+// manager, and every logit is the bits of the fully resident run, for a
+// dense model in capacity mode (40% of its weight bytes), expert-paged MoE
+// models (30% of their expert bytes), tables and products read in row
+// slices, and a session whose weight read failed once.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <vector>
+
+#include "exec/cpu_region_kernel.h"
+#include "exec/session.h"
+#include "kernels/cpu/cpu_target.h"
+#include "model/model.h"
+#include "support/alloc_counter.h"
+#include "support/temp_dir.h"
+#include "synapse/error.h"
+#include "synth/synth.h"
+
+namespace synapse::exec {
+namespace {
+
+std::string synth(const test::TempDir& dir, SynthOptions options) {
+  if (options.preset.empty()) options.preset = "tiny";
+  const std::string path = dir.file(options.arch + ".gguf");
+  synth_model(options, path);
+  return path;
+}
+
+// The tiny preset of `arch` in q8_0.
+std::string synth_tiny(const test::TempDir& dir, const std::string& arch) {
+  SynthOptions options;
+  options.arch = arch;
+  options.type = "q8_0";
+  return synth(dir, options);
+}
+
+SessionOptions cpu_options() {
+  SessionOptions options;
+  options.kernels = cpu_kernel_registry({2, cpu::best_cpu_target()});
+  return options;
+}
+
+// The working set (KV, scratch, vectors, staging) plus `weights` bytes.
+uint64_t budget_for(const Model& model, const SessionOptions& options, uint64_t weights) {
+  const Session unlimited(model, options);
+  const MemoryAdmission& admission = unlimited.memory();
+  return admission.ledger.total() - admission.plan.weight_bytes + weights;
+}
+
+// Options whose budget holds the working set, every weight but the experts,
+// and 30% of the expert bytes.
+SessionOptions experts_at_thirty_percent(const Model& model, SessionOptions options) {
+  const Session resident(model, options);
+  const memory::ResidencyPlan& plan = resident.memory().plan;
+  uint64_t experts = 0;
+  for (const memory::Chunk& chunk : plan.chunks) experts += chunk.expert ? chunk.bytes : 0;
+  EXPECT_GT(experts, 0u);
+  options.memory.budget.bytes = budget_for(model, options, plan.weight_bytes - experts + experts * 3 / 10);
+  return options;
+}
+
+// Every token's logits over a prompt, then 24 greedy decode steps.
+std::vector<float> run(const Model& model, const SessionOptions& options) {
+  Session session(model, options);
+  const std::vector<int32_t> prompt = {1, 17, 300, 42, 5, 99, 260};
+  std::vector<float> all = session.eval_all(prompt);
+  std::span<const float> last(all.end() - session.vocab(), all.end());
+  for (int step = 0; step < 24; ++step) {
+    const auto best = static_cast<int32_t>(std::max_element(last.begin(), last.end()) - last.begin());
+    last = session.eval({&best, 1});
+    all.insert(all.end(), last.begin(), last.end());
+  }
+  return all;
+}
+
+void expect_paged_run_is_resident_run(const Model& model, SessionOptions paged) {
+  const std::vector<float> resident = run(model, cpu_options());
+  Session probe(model, paged);
+  ASSERT_TRUE(probe.memory().plan.paging) << probe.memory_plan();
+  const std::vector<float> logits = run(model, paged);
+  ASSERT_EQ(logits.size(), resident.size());
+  for (size_t i = 0; i < logits.size(); ++i) ASSERT_EQ(logits[i], resident[i]) << "logit " << i;
+}
+
+TEST(PagedSession, DenseCapacityModeAtFortyPercentOfWeightsGivesTheResidentBits) {
+  test::TempDir dir;
+  SynthOptions o;
+  o.arch = "qwen2";
+  o.type = "q8_0";
+  o.n_layer = 4;
+  const Model model = load_model(synth(dir, o));
+  SessionOptions paged = cpu_options();
+  paged.memory.slice_bytes = 64 << 10;  // the table and logits in several slices
+  const Session resident(model, paged);
+  paged.memory.budget.bytes = budget_for(model, paged, resident.memory().plan.weight_bytes * 2 / 5);
+  expect_paged_run_is_resident_run(model, paged);
+  Session session(model, paged);
+  session.eval(std::vector<int32_t>{3, 4, 5});
+  const memory::ResidencyCounters counters = session.residency()->counters();
+  EXPECT_GT(counters.bytes_loaded, session.memory().plan.pinned_bytes);  // something paged
+  EXPECT_LE(counters.peak_resident_bytes, session.memory().plan.pinned_bytes + session.memory().plan.pool_bytes);
+}
+
+class ExpertPagedSession : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ExpertPagedSession, ThirtyPercentOfExpertBytesGivesTheResidentBits) {
+  test::TempDir dir;
+  const Model model = load_model(synth_tiny(dir, GetParam()));
+  expect_paged_run_is_resident_run(model, experts_at_thirty_percent(model, cpu_options()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Arches, ExpertPagedSession, ::testing::Values("olmoe", "mixtral", "qwen2moe", "qwen3moe"));
+
+TEST(ExpertPagedSession, MidSizeOlmoeWithSixtyFourExpertsAtThirtyPercentGivesTheResidentBits) {
+  test::TempDir dir;
+  SynthOptions o;
+  o.arch = "olmoe";
+  o.type = "q8_0";
+  o.n_layer = 2;
+  o.n_embd = 128;
+  o.n_ff = 64;
+  o.n_expert = 64;
+  o.n_expert_used = 8;
+  const Model model = load_model(synth(dir, o));
+  for (const char* policy : {"lru", "lfu"}) {
+    SessionOptions options = cpu_options();
+    options.memory.residency.policy = policy;
+    expect_paged_run_is_resident_run(model, experts_at_thirty_percent(model, options));
+  }
+}
+
+TEST(PagedSession, BudgetBelowTheLargestRegionIsRejectedBeforeAnyCompute) {
+  test::TempDir dir;
+  const Model model = load_model(synth_tiny(dir, "llama"));
+  SessionOptions options = cpu_options();
+  const Session resident(model, options);
+  options.memory.budget.bytes = budget_for(model, options, resident.memory().plan.min_pool_bytes - 1);
+  try {
+    Session session(model, options);
+    FAIL() << "a budget below the largest region was admitted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InsufficientMemory);
+    EXPECT_EQ(e.subject(), "weights");
+  }
+  options.memory.budget.bytes = 1 << 20;  // not even the KV state
+  try {
+    Session session(model, options);
+    FAIL() << "a budget below the KV state was admitted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InsufficientMemory);
+    EXPECT_EQ(e.subject(), "kv");
+  }
+}
+
+TEST(PagedSession, PagedDecodeStepsAllocateNothing) {
+  test::TempDir dir;
+  const Model model = load_model(synth_tiny(dir, "olmoe"));
+  Session session(model, experts_at_thirty_percent(model, cpu_options()));
+  session.scheduler().set_listener([](const RegionEvent&, std::span<const TensorRef>) {});
+  session.eval(std::vector<int32_t>{1, 2, 3});
+  const std::vector<int32_t> tokens{4, 5, 6, 7, 8, 9, 10, 11};
+  session.eval(std::span(tokens).first(1));  // warm-up
+  test::AllocationCounter counter;
+  for (size_t t = 1; t < tokens.size(); ++t) session.eval(std::span(tokens).subspan(t, 1));
+  EXPECT_EQ(counter.count(), 0u);
+  EXPECT_GT(session.residency()->counters().loads, 0u);
+}
+
+// Fails every read while *fail is set.
+class FailingFile final : public memory::ChunkFile {
+ public:
+  FailingFile(const std::string& path, bool direct, const bool* fail) : ChunkFile(path, direct), fail_(fail) {}
+
+ protected:
+  ssize_t pread_once(void* dst, size_t length, uint64_t offset, bool direct) override {
+    if (*fail_) {
+      errno = EIO;
+      return -1;
+    }
+    return ChunkFile::pread_once(dst, length, offset, direct);
+  }
+
+ private:
+  const bool* fail_;
+};
+
+TEST(PagedSession, ReadErrorFailsTheEvalAndLeavesTheSessionUsable) {
+  test::TempDir dir;
+  const Model model = load_model(synth_tiny(dir, "llama"));
+  SessionOptions paged = cpu_options();
+  const Session resident(model, paged);
+  paged.memory.budget.bytes = budget_for(model, paged, resident.memory().plan.min_pool_bytes * 2);
+  bool fail = false;
+  paged.memory.residency.open_file = [&fail](const std::string& path, bool direct) {
+    return std::make_unique<FailingFile>(path, direct, &fail);
+  };
+  paged.memory.prefetch_depth = 0;
+  Session session(model, paged);
+  Session reference(model, cpu_options());
+  const std::vector<int32_t> prompt = {5, 6, 7};
+  fail = true;
+  try {
+    session.eval(prompt);
+    FAIL() << "eval succeeded through a failing file";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Io);
+  }
+  EXPECT_EQ(session.position(), 0);
+  fail = false;
+  const std::span<const float> got = session.eval(prompt);
+  const std::span<const float> want = reference.eval(prompt);
+  ASSERT_TRUE(std::equal(got.begin(), got.end(), want.begin(), want.end()));
+}
+
+}  // namespace
+}  // namespace synapse::exec

@@ -1,0 +1,59 @@
+#include "memory/memory_budget.h"
+
+#include <gtest/gtest.h>
+
+#include "synapse/error.h"
+
+namespace synapse::memory {
+namespace {
+
+TEST(ParseBudget, ReadsBinarySizesPlainBytesAndShares) {
+  EXPECT_EQ(parse_budget("2G").bytes, uint64_t{2} << 30);
+  EXPECT_EQ(parse_budget("512M").bytes, uint64_t{512} << 20);
+  EXPECT_EQ(parse_budget("1.5GiB").bytes, uint64_t{3} << 29);
+  EXPECT_EQ(parse_budget("64k").bytes, uint64_t{64} << 10);
+  EXPECT_EQ(parse_budget("1500000000").bytes, 1500000000u);
+  const BudgetSpec share = parse_budget("40%");
+  EXPECT_DOUBLE_EQ(share.percent, 40.0);
+  EXPECT_EQ(share.resolve(1000), 400u);
+  EXPECT_EQ(parse_budget("12.5%").resolve(1000), 125u);
+}
+
+TEST(ParseBudget, RejectsWhatIsNotASizeWithAUsageError) {
+  for (const char* bad : {"", "G", "2X", "-1G", "0", "0%", "101%", "2GG", "%", "1e9", "nan"}) {
+    try {
+      parse_budget(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Usage) << bad;
+    }
+  }
+}
+
+TEST(MemoryLedger, ReservationBeyondTheBudgetNamesCategoryRequiredAndAvailable) {
+  MemoryLedger ledger(1000);
+  ledger.reserve(MemoryCategory::Kv, 600);
+  ledger.reserve(MemoryCategory::Scratch, 300);
+  EXPECT_EQ(ledger.available(), 100u);
+  try {
+    ledger.reserve(MemoryCategory::Weights, 101);
+    FAIL() << "over-budget reservation accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InsufficientMemory);
+    EXPECT_EQ(e.subject(), "weights");
+    EXPECT_NE(e.message().find("needs 101 bytes"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("100 bytes"), std::string::npos) << e.message();
+  }
+  EXPECT_EQ(ledger.total(), 900u);  // the failed reservation left nothing behind
+  ledger.reserve(MemoryCategory::Weights, 100);
+  EXPECT_EQ(ledger.available(), 0u);
+}
+
+TEST(FormatBytes, UsesBinaryUnits) {
+  EXPECT_EQ(format_bytes(512), "512 B");
+  EXPECT_EQ(format_bytes(uint64_t{3} << 29), "1.50 GiB");
+  EXPECT_EQ(format_bytes(uint64_t{100} << 20), "100.0 MiB");
+}
+
+}  // namespace
+}  // namespace synapse::memory
