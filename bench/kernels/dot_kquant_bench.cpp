@@ -71,12 +71,13 @@ void bm_matmul(benchmark::State& state, Encoding encoding, CpuTarget target, Mat
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes));
 }
 
-// Prefill: the 128-row slice against 64 tokens, through the 4 x 4 tiles as
-// matmul runs them, or through the kernel's panel where it has one;
-// reports int8 multiply-adds per second ("macs").
-void bm_prefill(benchmark::State& state, Encoding encoding, CpuTarget target, bool use_panel) {
+// Prefill: the 128-row slice against `tokens` tokens (a multiple of
+// kMaxTileTokens), through the 4 x 4 tiles as matmul runs them, or through
+// the kernel's panel where it has one; reports int8 multiply-adds per
+// second ("macs").
+void bm_prefill(benchmark::State& state, Encoding encoding, CpuTarget target, bool use_panel, int tokens) {
   constexpr int64_t kRows = 128;
-  constexpr int kTokens = 64;
+  const int kTokens = tokens;
   const DotKernel kernel = find_dot_kernel(encoding, target);
   const uint64_t w_stride = row_bytes(encoding, kCols);
   std::vector<uint8_t> w(w_stride * kRows);
@@ -117,11 +118,14 @@ const bool kRegistered = [] {
           benchmark::RegisterBenchmark(name.c_str(), bm_matmul, encoding, target, shape, tokens);
         }
       }
-      for (bool use_panel : {false, true}) {
-        if (use_panel && !find_dot_kernel(encoding, target).panel) continue;
-        const std::string name = std::string("kquant-prefill/") + encoding_info(static_cast<uint32_t>(encoding)).name +
-                                 "/" + to_string(target) + (use_panel ? "/panel" : "/tiles") + "/tokens:64";
-        benchmark::RegisterBenchmark(name.c_str(), bm_prefill, encoding, target, use_panel);
+      for (int tokens : {8, kPanelMinTokens, 64}) {
+        for (bool use_panel : {false, true}) {
+          if (use_panel && !find_dot_kernel(encoding, target).panel) continue;
+          const std::string name = std::string("kquant-prefill/") +
+                                   encoding_info(static_cast<uint32_t>(encoding)).name + "/" + to_string(target) +
+                                   (use_panel ? "/panel" : "/tiles") + "/tokens:" + std::to_string(tokens);
+          benchmark::RegisterBenchmark(name.c_str(), bm_prefill, encoding, target, use_panel, tokens);
+        }
       }
     }
   }

@@ -161,10 +161,11 @@ DotKernel find_kquant_dot_kernel(Encoding encoding, CpuTarget target) {
     case CpuTarget::Avx512Vnni: set = &kquant::kVnniTiles; break;
   }
   if (!set) return {};
+  const kquant::Panels* panels = target == CpuTarget::Avx512Vnni ? &kquant::kVnniPanels : nullptr;
   switch (encoding) {
-    case Encoding::Q4_K: return {ActivationFormat::Q8K, set->q4_k};
+    case Encoding::Q4_K: return {ActivationFormat::Q8K, set->q4_k, panels ? panels->q4_k : nullptr};
     case Encoding::Q5_K: return {ActivationFormat::Q8K, set->q5_k};
-    case Encoding::Q6_K: return {ActivationFormat::Q8K, set->q6_k};
+    case Encoding::Q6_K: return {ActivationFormat::Q8K, set->q6_k, panels ? panels->q6_k : nullptr};
     default: return {};
   }
 }

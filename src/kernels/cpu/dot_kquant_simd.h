@@ -1,7 +1,9 @@
 // Pieces shared by the SIMD tiles of the k-quant encodings
-// (dot_kquant_avx2.cpp, dot_kquant_vnni.cpp): the Q4_K / Q5_K scale
-// unpacking, the float steps per super-block (the same in both, so a pair's
-// float does not depend on the tile) and the row-by-row tile driver.
+// (dot_kquant_avx2.cpp, dot_kquant_vnni.cpp, dot_kquant_panel_vnni.cpp):
+// the Q4_K / Q5_K scale unpacking, and for the AVX2 tiles the float steps
+// per super-block (the same for every tile shape, so a pair's float does
+// not depend on the tile) and the row-by-row tile driver. The VNNI tiles
+// and panels have float steps of their own (see dot_kquant_vnni.cpp).
 //
 // Internal linkage only, for the reason given in simd_helpers.h: each SIMD
 // translation unit gets its own copy compiled with its own flags.

@@ -39,5 +39,8 @@ inline constexpr uint64_t kQ6KDOffset = 208;
 // Each target's tiles: dot_kquant_avx2.cpp, dot_kquant_vnni.cpp.
 struct Tiles { DotTile q4_k, q5_k, q6_k; };
 extern const Tiles kAvx2Tiles, kVnniTiles;
+// The panels that go with the VNNI tiles (dot_kquant_panel_vnni.cpp).
+struct Panels { DotTile q4_k, q6_k; };
+extern const Panels kVnniPanels;
 
 }  // namespace synapse::cpu::kquant

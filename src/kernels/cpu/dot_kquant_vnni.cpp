@@ -4,11 +4,17 @@
 // super-block of a row is unpacked once and reused for every token, and per
 // token _mm512_maddubs_epi16 (levels times int8 activations) feeds
 // _mm512_dpwssd_epi32, which applies the int16 sub-block scales and
-// accumulates in one step. The exact int32 sums are folded to 8 lanes and
-// enter the pair's float accumulator with the same operations as in the
-// AVX2 tiles (dot_kquant_simd.h), so the tile is batch invariant. One
-// token (decode) takes Q4_K / Q5_K rows two at a time, sharing the float
-// steps' registers (two_rows_one_token).
+// accumulates in one step.
+//
+// Q4_K / Q5_K: each pair's exact int32 sums per super-block (scale * level
+// * activation, min * bsums) are reduced to one total each and enter the
+// pair's float with the scalar tile's two fmas (dot_kquant.cpp), so the
+// tiles, the Q4_K panel (dot_kquant_panel_vnni.cpp) and the scalar tile
+// agree bit for bit. One token (decode) takes rows two at a time, sharing
+// the reduction and the float steps (two_rows_one_token).
+//
+// Q6_K likewise: each pair's exact int32 sum of scale * (level - 32) *
+// activation per super-block, then one fma, as in the Q6_K panel.
 //
 // Only intrinsics and helpers with internal linkage here: see dot_kernel.h
 // on why this file includes no header with external inline functions.
@@ -56,13 +62,6 @@ __m512i spread_scales(const ScaleIndex<kSubElems>& index, int g, __m512i scales)
   return _mm512_permutexvar_epi16(load512(reinterpret_cast<const uint8_t*>(index.lanes[g])), scales);
 }
 
-// The 16 int32 lanes of each dots[t] added pairwise into 8 (exact).
-template <int kTokens>
-void fold(const __m512i (&dots)[kTokens], __m256i (&folded)[kTokens]) {
-  for (int t = 0; t < kTokens; ++t)
-    folded[t] = _mm256_add_epi32(_mm512_castsi512_si256(dots[t]), _mm512_extracti64x4_epi64(dots[t], 1));
-}
-
 // Q4_K (or Q5_K) super-blocks, 64 levels per register: each 32 bytes of qs
 // broadcast to both halves and unpacked there, scales spread by permutation.
 template <bool kFifthBit>
@@ -98,73 +97,155 @@ struct Q4KOrQ5KBlocks : Q4KOrQ5KLayout<kFifthBit> {
       }
     }
   }
+};
 
+// [sum of a's lanes, b's, c's, d's] (exact: int32).
+__m128i lane_totals(__m512i a, __m512i b, __m512i c, __m512i d) {
+  // Lanes i and i + 8 of each, two registers at a time.
+  const __m512i ab = _mm512_add_epi32(_mm512_shuffle_i64x2(a, b, _MM_SHUFFLE(1, 0, 1, 0)),
+                                      _mm512_shuffle_i64x2(a, b, _MM_SHUFFLE(3, 2, 3, 2)));
+  const __m512i cd = _mm512_add_epi32(_mm512_shuffle_i64x2(c, d, _MM_SHUFFLE(1, 0, 1, 0)),
+                                      _mm512_shuffle_i64x2(c, d, _MM_SHUFFLE(3, 2, 3, 2)));
+  // ab: a's 8 partial sums, then b's. Two rounds of hadd and an add of the
+  // 128-bit halves leave one total per register.
+  const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(_mm512_castsi512_si256(ab), _mm512_extracti64x4_epi64(ab, 1)),
+                                      _mm256_hadd_epi32(_mm512_castsi512_si256(cd), _mm512_extracti64x4_epi64(cd, 1)));
+  return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+
+// Up to four pairs' super-block step, lane by lane: acc += dwdx * isum,
+// then acc -= dmdx * msum, the scalar tile's two fmas (dot_kquant.cpp).
+void add_pairs(__m128 dwdx, __m128 dmdx, __m128i isum, __m128i msum, __m128& acc) {
+  acc = _mm_fmadd_ps(dwdx, _mm_cvtepi32_ps(isum), acc);
+  acc = _mm_fnmadd_ps(dmdx, _mm_cvtepi32_ps(msum), acc);
+}
+
+// The kTokens registers of v, then zero registers, as four.
+template <int kTokens>
+void pad_to_four(const __m512i (&v)[kTokens], __m512i (&out)[4]) {
+  for (int t = 0; t < 4; ++t) out[t] = t < kTokens ? v[t] : _mm512_setzero_si512();
+}
+
+// Q4_K / Q5_K pairs' super-block step for one row against kTokens <= 4
+// tokens (lanes of acc, dxs): the scalar tile's operations on the same
+// exact int32 sums.
+template <bool kFifthBit>
+struct Q4KOrQ5KPairs {
+  static constexpr uint64_t kBlockBytes = Q4KOrQ5KLayout<kFifthBit>::kBlockBytes;
   template <int kTokens>
-  static void add(const uint8_t* wb, const uint8_t* const (&xb)[kTokens], __m256 (&acc)[kTokens]) {
+  static void add(const uint8_t* wb, const uint8_t* const (&xb)[kTokens], __m128 dxs, __m128& acc) {
     const __m128i scales_mins = unpack_scales_mins(wb + kQ4KScalesOffset);
-    __m512i dots[kTokens];
-    level_dots<kTokens>(wb, xb, scales_mins, dots);
-    __m256i folded[kTokens];
-    fold(dots, folded);
-    add_q4_k_or_q5_k_block(wb, xb, folded, spread_mins(scales_mins), acc);
+    __m512i token_dots[kTokens], token_mins[kTokens];
+    Q4KOrQ5KBlocks<kFifthBit>::template level_dots<kTokens>(wb, xb, scales_mins, token_dots);
+    const __m256i mins = spread_mins(scales_mins);
+    for (int t = 0; t < kTokens; ++t)
+      token_mins[t] = _mm512_zextsi256_si512(_mm256_madd_epi16(mins, load256(xb[t] + kActBsumsOffset)));
+    __m512i dots[4], min_sums[4];
+    pad_to_four(token_dots, dots);
+    pad_to_four(token_mins, min_sums);
+    __m128i isum, msum;
+    if constexpr (kTokens <= 2) {
+      isum = lane_totals(dots[0], dots[1], min_sums[0], min_sums[1]);
+      msum = _mm_unpackhi_epi64(isum, isum);
+    } else {
+      isum = lane_totals(dots[0], dots[1], dots[2], dots[3]);
+      msum = lane_totals(min_sums[0], min_sums[1], min_sums[2], min_sums[3]);
+    }
+    const __m128 d_dmin = _mm_cvtph_ps(_mm_cvtsi32_si128(load_i32(wb)));
+    const __m128 d = _mm_broadcastss_ps(d_dmin);
+    const __m128 dmin = _mm_shuffle_ps(d_dmin, d_dmin, _MM_SHUFFLE(1, 1, 1, 1));
+    add_pairs(_mm_mul_ps(dxs, d), _mm_mul_ps(dxs, dmin), isum, msum, acc);
   }
 };
 
-// One token against two rows at once (decode): the rows' 8-lane
-// accumulators share a 512-bit register, [row 0 | row 1], so the fold and
-// the float steps cost as much for two rows as row_dot's do for one. Lane
-// by lane these are add_q4_k_or_q5_k_block's operations on the same exact
-// sums, so each row's float is row_dot's bit for bit.
-// Each super-block prefetches the bytes `ahead` of it, as row_dot does.
+// One row against kTokens <= 4 tokens, each pair's float in a lane: Pairs
+// (one per encoding) has kBlockBytes and add<kTokens>(wb, xb, dxs, acc),
+// which adds super-block wb's contribution for the tokens' activation
+// blocks xb (scales dxs) to acc. One token prefetches the bytes `ahead`
+// of each super-block.
+template <class Pairs, int kTokens>
+void row_tokens(const uint8_t* w, uint64_t ahead, const uint8_t* x, uint64_t x_stride, int64_t blocks, float* y,
+                int64_t y_stride) {
+  __m128 acc = _mm_setzero_ps();
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint8_t* wb = w + b * Pairs::kBlockBytes;
+    const uint8_t* xb[kTokens];
+    alignas(16) float dx[4] = {};
+    for (int t = 0; t < kTokens; ++t) {
+      xb[t] = x + t * x_stride + b * kActBlockBytes;
+      dx[t] = load_f32(xb[t]);
+    }
+    if constexpr (kTokens == 1) prefetch_bytes<Pairs::kBlockBytes>(wb + ahead);
+    Pairs::template add<kTokens>(wb, xb, _mm_load_ps(dx), acc);
+  }
+  alignas(16) float out[4];
+  _mm_store_ps(out, acc);
+  for (int t = 0; t < kTokens; ++t) y[t * y_stride] = out[t];
+}
+
+// The DotTile of Pairs: row by row, tokens in groups of up to four.
+template <class Pairs>
+void rows_tile(const uint8_t* w, uint64_t w_stride, int rows, const uint8_t* x, uint64_t x_stride, int tokens,
+               int64_t n, float* y, int64_t y_stride) {
+  using RowTokens = void (*)(const uint8_t* w, uint64_t ahead, const uint8_t* x, uint64_t x_stride, int64_t blocks,
+                             float* y, int64_t y_stride);
+  static constexpr RowTokens kRowTokens[kMaxTokens] = {row_tokens<Pairs, 1>, row_tokens<Pairs, 2>, row_tokens<Pairs, 3>,
+                                                       row_tokens<Pairs, 4>};
+  for (int r = 0; r < rows; ++r) {
+    for (int t = 0; t < tokens; t += kMaxTokens) {
+      const int group = tokens - t < kMaxTokens ? tokens - t : kMaxTokens;
+      kRowTokens[group - 1](w + r * w_stride, kMaxTileRows * w_stride, x + t * x_stride, x_stride, n / kSuperElems,
+                            y + t * y_stride + r, y_stride);
+    }
+  }
+}
+
+// One token against two rows at once (decode): both rows' sums share one
+// reduction and one register of float steps; lane by lane these are
+// row_tokens' operations, so each row's float is its bit for bit.
+// Each super-block prefetches the bytes `ahead` of it, as row_tokens does.
 template <bool kFifthBit>
 void two_rows_one_token(const uint8_t* w0, const uint8_t* w1, uint64_t ahead, const uint8_t* x, int64_t blocks,
                         float* y0, float* y1) {
   using Blocks = Q4KOrQ5KBlocks<kFifthBit>;
-  // [row 0's d x 8 | row 1's d x 8] from [d0, dmin0, d1, dmin1].
-  const __m512i d_lanes = _mm512_set_epi32(2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0);
-  const __m512i dmin_lanes = _mm512_set_epi32(3, 3, 3, 3, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1);
-  __m512 acc = _mm512_setzero_ps();
+  __m128 acc = _mm_setzero_ps();  // [row 0, row 1, -, -]
   for (int64_t b = 0; b < blocks; ++b) {
     const uint8_t* wb[2] = {w0 + b * Blocks::kBlockBytes, w1 + b * Blocks::kBlockBytes};
     const uint8_t* const xb[1] = {x + b * kActBlockBytes};
     for (const uint8_t* row : wb) prefetch_bytes<Blocks::kBlockBytes>(row + ahead);
-    __m512i dots[2];
-    __m256i mins[2];
+    const __m256i bsums = load256(xb[0] + kActBsumsOffset);
+    __m512i dots[2], min_sums[2];
     for (int r = 0; r < 2; ++r) {
       const __m128i scales_mins = unpack_scales_mins(wb[r] + kQ4KScalesOffset);
       __m512i row_dots[1];
       Blocks::template level_dots<1>(wb[r], xb, scales_mins, row_dots);
       dots[r] = row_dots[0];
-      mins[r] = spread_mins(scales_mins);
+      min_sums[r] = _mm512_zextsi256_si512(_mm256_madd_epi16(spread_mins(scales_mins), bsums));
     }
-    // fold() of each row: lanes i and i + 8 added, row 0 then row 1.
-    const __m512i folded = _mm512_add_epi32(_mm512_shuffle_i64x2(dots[0], dots[1], _MM_SHUFFLE(1, 0, 1, 0)),
-                                            _mm512_shuffle_i64x2(dots[0], dots[1], _MM_SHUFFLE(3, 2, 3, 2)));
-    const __m512i min_sums =
-        _mm512_madd_epi16(join(mins[0], mins[1]), _mm512_broadcast_i64x4(load256(xb[0] + kActBsumsOffset)));
-    const __m128 d_dmin =
-        _mm_cvtph_ps(_mm_set_epi32(0, 0, load_i32(wb[1]), load_i32(wb[0])));  // d0, dmin0, d1, dmin1
-    const __m512 d = _mm512_permutexvar_ps(d_lanes, _mm512_castps128_ps512(d_dmin));
-    const __m512 dmin = _mm512_permutexvar_ps(dmin_lanes, _mm512_castps128_ps512(d_dmin));
-    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(folded), d);
-    v = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(min_sums), dmin, v);
-    acc = _mm512_fmadd_ps(v, _mm512_set1_ps(load_f32(xb[0])), acc);
+    const __m128i sums = lane_totals(dots[0], dots[1], min_sums[0],
+                                     min_sums[1]);                                              // isum 0, 1, msum 0, 1
+    const __m128 d_dmin = _mm_cvtph_ps(_mm_set_epi32(0, 0, load_i32(wb[1]), load_i32(wb[0])));  // d0, dmin0, d1, dmin1
+    const __m128 dx = _mm_set1_ps(load_f32(xb[0]));
+    const __m128 d = _mm_shuffle_ps(d_dmin, d_dmin, _MM_SHUFFLE(2, 2, 2, 0));
+    const __m128 dmin = _mm_shuffle_ps(d_dmin, d_dmin, _MM_SHUFFLE(3, 3, 3, 1));
+    add_pairs(_mm_mul_ps(dx, d), _mm_mul_ps(dx, dmin), sums, _mm_unpackhi_epi64(sums, sums), acc);
   }
-  *y0 = lane_sum(_mm512_castps512_ps256(acc));
-  *y1 = lane_sum(_mm512_extractf32x8_ps(acc, 1));
+  *y0 = _mm_cvtss_f32(acc);
+  *y1 = _mm_cvtss_f32(_mm_movehdup_ps(acc));
 }
 
 // Q4_K / Q5_K tiles: one token goes two rows at a time, more tokens row by
-// row (tile()).
+// row (rows_tile).
 template <bool kFifthBit>
 void q4_k_or_q5_k_tile(const uint8_t* w, uint64_t w_stride, int rows, const uint8_t* x, uint64_t x_stride, int tokens,
                        int64_t n, float* y, int64_t y_stride) {
-  if (tokens != 1) return tile<Q4KOrQ5KBlocks<kFifthBit>>(w, w_stride, rows, x, x_stride, tokens, n, y, y_stride);
   int r = 0;
-  for (; r + 2 <= rows; r += 2)
-    two_rows_one_token<kFifthBit>(w + r * w_stride, w + (r + 1) * w_stride, kMaxTileRows * w_stride, x,
-                                  n / kSuperElems, y + r, y + r + 1);
-  if (r < rows) tile<Q4KOrQ5KBlocks<kFifthBit>>(w + r * w_stride, w_stride, rows - r, x, x_stride, 1, n, y + r, y_stride);
+  if (tokens == 1)
+    for (; r + 2 <= rows; r += 2)
+      two_rows_one_token<kFifthBit>(w + r * w_stride, w + (r + 1) * w_stride, kMaxTileRows * w_stride, x,
+                                    n / kSuperElems, y + r, y + r + 1);
+  if (r < rows)
+    rows_tile<Q4KOrQ5KPairs<kFifthBit>>(w + r * w_stride, w_stride, rows - r, x, x_stride, tokens, n, y + r, y_stride);
 }
 
 // Q6_K super-blocks, 64 levels per register: two registers per half, the
@@ -172,8 +253,10 @@ void q4_k_or_q5_k_tile(const uint8_t* w, uint64_t w_stride, int rows, const uint
 struct Q6KBlocks {
   static constexpr uint64_t kBlockBytes = kQ6KBytes;
 
+  // The exact int32 sums of scale * (level - 32) * activation of
+  // super-block wb against each token's block xb[t], in 16 lanes.
   template <int kTokens>
-  static void add(const uint8_t* wb, const uint8_t* const (&xb)[kTokens], __m256 (&acc)[kTokens]) {
+  static void level_dots(const uint8_t* wb, const uint8_t* const (&xb)[kTokens], __m512i (&dots)[kTokens]) {
     // qh in both halves; these shifts move the high bits of the levels in the
     // low half (then the high half) to bits 4-5.
     const __m512i first_shift = join(_mm256_set1_epi16(4), _mm256_set1_epi16(2));   // left
@@ -184,7 +267,6 @@ struct Q6KBlocks {
     const __m512i scales = _mm512_castsi256_si512(scales16);
     __m256i offset_sums[kTokens];
     q6_k_offset_sums(scales16, xb, offset_sums);
-    __m512i dots[kTokens];
     for (int t = 0; t < kTokens; ++t) dots[t] = _mm512_zextsi256_si512(offset_sums[t]);
 
     for (int half = 0; half < 2; ++half) {
@@ -205,14 +287,56 @@ struct Q6KBlocks {
         }
       }
     }
-    __m256i folded[kTokens];
-    fold(dots, folded);
-    add_q6_k_block(wb, xb, folded, acc);
+  }
+
+  // Each pair's super-block step: the exact sum, then acc += dx * d * sum
+  // (as the Q6_K panel does).
+  template <int kTokens>
+  static void add(const uint8_t* wb, const uint8_t* const (&xb)[kTokens], __m128 dxs, __m128& acc) {
+    __m512i dots[kTokens], padded[4];
+    level_dots<kTokens>(wb, xb, dots);
+    pad_to_four(dots, padded);
+    const __m128i sums = lane_totals(padded[0], padded[1], padded[2], padded[3]);
+    const __m128 d = _mm_set1_ps(load_f16(wb + kQ6KDOffset));
+    acc = _mm_fmadd_ps(_mm_mul_ps(dxs, d), _mm_cvtepi32_ps(sums), acc);
   }
 };
 
+// One token against two Q6_K rows at once (decode), sharing the reduction
+// and the float step; lane by lane these are row_tokens' operations.
+void q6_k_two_rows_one_token(const uint8_t* w0, const uint8_t* w1, uint64_t ahead, const uint8_t* x, int64_t blocks,
+                             float* y0, float* y1) {
+  __m128 acc = _mm_setzero_ps();  // [row 0, row 1, -, -]
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint8_t* wb[2] = {w0 + b * kQ6KBytes, w1 + b * kQ6KBytes};
+    const uint8_t* const xb[1] = {x + b * kActBlockBytes};
+    __m512i dots[2][1];
+    for (int r = 0; r < 2; ++r) {
+      prefetch_bytes<kQ6KBytes>(wb[r] + ahead);
+      Q6KBlocks::level_dots<1>(wb[r], xb, dots[r]);
+    }
+    const __m512i zero = _mm512_setzero_si512();
+    const __m128i sums = lane_totals(dots[0][0], dots[1][0], zero, zero);
+    const __m128 d = _mm_setr_ps(load_f16(wb[0] + kQ6KDOffset), load_f16(wb[1] + kQ6KDOffset), 0.0f, 0.0f);
+    acc = _mm_fmadd_ps(_mm_mul_ps(_mm_set1_ps(load_f32(xb[0])), d), _mm_cvtepi32_ps(sums), acc);
+  }
+  *y0 = _mm_cvtss_f32(acc);
+  *y1 = _mm_cvtss_f32(_mm_movehdup_ps(acc));
+}
+
+// Q6_K tiles: one token goes two rows at a time, more tokens row by row.
+void q6_k_tile(const uint8_t* w, uint64_t w_stride, int rows, const uint8_t* x, uint64_t x_stride, int tokens,
+               int64_t n, float* y, int64_t y_stride) {
+  int r = 0;
+  if (tokens == 1)
+    for (; r + 2 <= rows; r += 2)
+      q6_k_two_rows_one_token(w + r * w_stride, w + (r + 1) * w_stride, kMaxTileRows * w_stride, x, n / kSuperElems,
+                              y + r, y + r + 1);
+  if (r < rows) rows_tile<Q6KBlocks>(w + r * w_stride, w_stride, rows - r, x, x_stride, tokens, n, y + r, y_stride);
+}
+
 }  // namespace
 
-const Tiles kVnniTiles = {q4_k_or_q5_k_tile<false>, q4_k_or_q5_k_tile<true>, tile<Q6KBlocks>};
+const Tiles kVnniTiles = {q4_k_or_q5_k_tile<false>, q4_k_or_q5_k_tile<true>, q6_k_tile};
 
 }  // namespace synapse::cpu::kquant

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -143,6 +144,38 @@ TEST(DotKquantTile, EveryTileShapeAndPositionGivesTheBitsOfASinglePair) {
   for (Encoding encoding : kEncodings)
     for (int64_t n : {768, 4864})
       dot_test::expect_tiles_batch_invariant(encoding, make_operands(encoding, n, Fill::Quantized, 1234));
+}
+
+// The AVX-512 VNNI Q4_K / Q5_K tiles take the scalar tile's float steps on
+// the same exact integer sums, so they agree with it bit for bit.
+TEST(DotKquantTile, VnniQ4KAndQ5KTilesHaveTheBitsOfTheScalarTile) {
+  if (!cpu_supports(CpuTarget::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI";
+  for (Encoding encoding : {Encoding::Q4_K, Encoding::Q5_K}) {
+    for (Fill fill : {Fill::Quantized, Fill::RawBytes}) {
+      const Operands ops = make_operands(encoding, 768, fill, 99);
+      const DotKernel vnni = find_dot_kernel(encoding, CpuTarget::Avx512Vnni);
+      const DotKernel scalar = find_dot_kernel(encoding, CpuTarget::Scalar);
+      for (int rows = 1; rows <= kMaxTileRows; ++rows) {
+        for (int tokens = 1; tokens <= kMaxTileTokens; ++tokens) {
+          const std::vector<float> got = dot_test::run_tile(vnni, ops, 0, rows, 0, tokens);
+          const std::vector<float> want = dot_test::run_tile(scalar, ops, 0, rows, 0, tokens);
+          for (size_t i = 0; i < got.size(); ++i)
+            ASSERT_EQ(std::bit_cast<uint32_t>(got[i]), std::bit_cast<uint32_t>(want[i]))
+                << rows << "x" << tokens << " output " << i;
+        }
+      }
+    }
+  }
+}
+
+// Rows past a 32-row panel, token counts past its micro-kernel's groups,
+// super-blocks past a repacked chunk: every pair has the tile's bits.
+TEST(DotKquantPanel, EveryPairHasTheBitsOfTheTileAndNothingElseIsWritten) {
+  for (int rows : {1, 5, 16, 17, 32})
+    for (int tokens : {1, 3, 4, 7, 16, 21})
+      for (int64_t n : {int64_t{256}, int64_t{1280}})
+        for (Encoding encoding : {Encoding::Q4_K, Encoding::Q6_K})
+          dot_test::expect_panel_matches_tile(encoding, rows, tokens, n);
 }
 
 TEST(DotKquantTile, WritesOnlyItsRowsAndTokens) {

@@ -1,0 +1,288 @@
+// AVX-512 VNNI panels: Q4_K and Q6_K weights against many tokens' Q8K
+// activations (prefill), the rows-in-lanes micro-kernel of
+// dot_legacy_panel_vnni.cpp for super-blocks.
+//
+// The panel's rows are repacked so that one 512-bit load gives the same 4
+// levels of a super-block for 16 rows (levels as unsigned bytes: Q4_K's
+// nibbles, Q6_K's 6-bit q before its -32); a token's matching 4 activation
+// bytes are broadcast to every lane, and vpdpbusd leaves each lane holding
+// its row's exact sum over a sub-block (32 elements for Q4_K, 16 for
+// Q6_K). That sum times the row's sub-block scale (vpmulld) adds up to the
+// exact int32 isum = sum of scale * level * activation; vpdpwssd of the
+// rows' mins (Q6_K: 32 * scale) against the token's bsums pairs gives the
+// exact int32 msum.
+//
+// Batch invariance: a pair's float then takes the same float steps per
+// super-block as the VNNI tiles on the same exact sums (dot_kquant_vnni.cpp:
+// Q4_K the scalar tile's two fmas, Q6_K one fma of isum - msum), so the
+// panel matches them bit for bit (the tests check it) whatever the panel's
+// rows, tokens or grouping.
+//
+// Only intrinsics and helpers with internal linkage here: see dot_kernel.h.
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/cpu/dot_kquant_simd.h"
+#include "kernels/cpu/dot_kquant_tiles.h"
+#include "kernels/cpu/simd_helpers.h"
+
+namespace synapse::cpu::kquant {
+namespace {
+
+constexpr int kLanes = 16;                    // rows per 512-bit register
+constexpr int kHalves = kPanelRows / kLanes;  // registers per panel row group
+constexpr int kGroups = kSuperElems / 4;      // 4-level groups per super-block
+constexpr int kBsumPairs = 8;                 // int32 pairs of an activation block's bsums
+// One repacked super-block of the panel's rows, each part kPanelRows lanes
+// of 4 bytes: the level groups (group i holds levels 4i to 4i + 3), the
+// sub-block scales (int32), the int16 pairs of mins against each bsums
+// pair, then d and dmin (float; Q6_K leaves dmin unset).
+constexpr uint64_t kLaneBytes = kPanelRows * sizeof(uint32_t);
+constexpr uint64_t kScalesOffset = kGroups * kLaneBytes;
+// Super-blocks repacked at a time: the packed chunk (about 20 KiB) stays in
+// L1 while every token streams past it.
+constexpr int64_t kChunkBlocks = 2;
+// Tokens per micro-kernel: per token and half a scaled sum, a sub-block sum
+// and a float accumulator; with the weights and scales that fills the 32
+// registers.
+constexpr int kTokens = 4;
+
+void store_lane(uint8_t* part, int r, uint32_t value) {
+  std::memcpy(part + r * sizeof(uint32_t), &value, sizeof(value));
+}
+void store_lane(uint8_t* part, int r, float value) { std::memcpy(part + r * sizeof(float), &value, sizeof(value)); }
+
+// The packed layout of a super-block with kSubBlocks sub-blocks.
+template <int kSubBlocks>
+struct PackedLayout {
+  static constexpr int kSubGroups = kGroups / kSubBlocks;  // level groups per sub-block
+  static constexpr uint64_t kMinsOffset = kScalesOffset + kSubBlocks * kLaneBytes;
+  static constexpr uint64_t kDOffset = kMinsOffset + kBsumPairs * kLaneBytes;
+  static constexpr uint64_t kDminOffset = kDOffset + kLaneBytes;
+  static constexpr uint64_t kBlockBytes = kDminOffset + kLaneBytes;
+  static_assert(kBlockBytes % 64 == 0, "packed super-blocks keep their parts 64-byte aligned");
+};
+
+// Q4_K: 8 sub-blocks of 32; the scalar tile's float steps per super-block,
+// acc += dx * d * isum, then acc -= dx * dmin * msum (dot_kquant.cpp).
+struct Q4KPanel : PackedLayout<8> {
+  static constexpr uint64_t kEncodedBytes = kQ4KBytes;
+
+  static void pack(const uint8_t* block, int r, uint8_t* out) {
+    // 32 bytes of qs hold sub-block 2c in the low nibbles, 2c+1 in the high:
+    // 8 level groups each, scattered to their parts' lane r.
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    const __m256i parts =
+        _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(kLaneBytes)));
+    uint8_t* lane = out + r * sizeof(uint32_t);
+    for (int c = 0; c < 4; ++c) {
+      const __m256i qs = load256(block + kQ4KQsOffset + 32 * c);
+      _mm256_i32scatter_epi32(lane + 2 * c * kSubGroups * kLaneBytes, parts, _mm256_and_si256(qs, low4), 1);
+      _mm256_i32scatter_epi32(lane + (2 * c + 1) * kSubGroups * kLaneBytes, parts,
+                              _mm256_and_si256(_mm256_srli_epi16(qs, 4), low4), 1);
+    }
+    alignas(16) uint8_t scales_mins[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(scales_mins), unpack_scales_mins(block + kQ4KScalesOffset));
+    for (int j = 0; j < 8; ++j) {
+      store_lane(out + kScalesOffset + j * kLaneBytes, r, uint32_t{scales_mins[j]});
+      store_lane(out + kMinsOffset + j * kLaneBytes, r, scales_mins[8 + j] * 0x00010001u);
+    }
+    store_lane(out + kDOffset, r, load_f16(block));
+    store_lane(out + kDminOffset, r, load_f16(block + 2));
+  }
+
+  static __m512 add(const uint8_t* packed, int h, __m512 dx, __m512i isum, __m512i msum, __m512 acc) {
+    const __m512 d = _mm512_load_ps(packed + kDOffset + h * kLanes * sizeof(float));
+    const __m512 dmin = _mm512_load_ps(packed + kDminOffset + h * kLanes * sizeof(float));
+    acc = _mm512_fmadd_ps(_mm512_mul_ps(dx, d), _mm512_cvtepi32_ps(isum), acc);
+    return _mm512_fnmadd_ps(_mm512_mul_ps(dx, dmin), _mm512_cvtepi32_ps(msum), acc);
+  }
+};
+
+// Q6_K: 16 sub-blocks of 16, levels q - 32 with q in 0-63; the -32 is
+// msum = 32 * sum scale * bsums, and the tiles' float step is
+// acc += dx * d * (isum - msum) (dot_kquant_vnni.cpp).
+struct Q6KPanel : PackedLayout<16> {
+  static constexpr uint64_t kEncodedBytes = kQ6KBytes;
+
+  static void pack(const uint8_t* block, int r, uint8_t* out) {
+    // Per 128-element half, elements l, l+32, l+64, l+96 take their high two
+    // bits from qh[l]; l and l+64 share ql[l], l+32 and l+96 share ql[l+32].
+    // Each 32 levels are 8 level groups, scattered to their parts' lane r.
+    const __m256i low4 = _mm256_set1_epi8(0x0f);
+    const __m256i bits45 = _mm256_set1_epi8(0x30);
+    const __m256i parts =
+        _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(kLaneBytes)));
+    uint8_t* lane = out + r * sizeof(uint32_t);
+    for (int half = 0; half < 2; ++half) {
+      const __m256i ql0 = load256(block + kQ6KQlOffset + 64 * half);
+      const __m256i ql1 = load256(block + kQ6KQlOffset + 64 * half + 32);
+      const __m256i qh = load256(block + kQ6KQhOffset + 32 * half);
+      const __m256i levels[4] = {
+          _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits45)),
+          _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits45)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, bits45)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                          _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45)),
+      };
+      for (int k = 0; k < 4; ++k) _mm256_i32scatter_epi32(lane + (32 * half + 8 * k) * kLaneBytes, parts, levels[k], 1);
+    }
+    const auto* scales = reinterpret_cast<const int8_t*>(block + kQ6KScalesOffset);
+    for (int k = 0; k < 16; ++k)
+      store_lane(out + kScalesOffset + k * kLaneBytes, r, static_cast<uint32_t>(int32_t{scales[k]}));
+    for (int m = 0; m < kBsumPairs; ++m) {
+      const auto low = static_cast<uint16_t>(32 * scales[2 * m]), high = static_cast<uint16_t>(32 * scales[2 * m + 1]);
+      store_lane(out + kMinsOffset + m * kLaneBytes, r, uint32_t{low} | uint32_t{high} << 16);
+    }
+    store_lane(out + kDOffset, r, load_f16(block + kQ6KDOffset));
+  }
+
+  static __m512 add(const uint8_t* packed, int h, __m512 dx, __m512i isum, __m512i msum, __m512 acc) {
+    const __m512 d = _mm512_load_ps(packed + kDOffset + h * kLanes * sizeof(float));
+    return _mm512_fmadd_ps(_mm512_mul_ps(dx, d), _mm512_cvtepi32_ps(_mm512_sub_epi32(isum, msum)), acc);
+  }
+};
+
+// Repacks super-blocks [b0, b0 + blocks) of the panel's rows into
+// `packed`; rows past `rows` repeat the last one (their lanes are computed
+// and dropped).
+template <class Format>
+void pack_chunk(const uint8_t* w, uint64_t w_stride, int rows, int64_t b0, int64_t blocks, uint8_t* packed) {
+  for (int r = 0; r < kPanelRows; ++r) {
+    const uint8_t* row = w + std::min(r, rows - 1) * w_stride + b0 * Format::kEncodedBytes;
+    for (int64_t b = 0; b < blocks; ++b)
+      Format::pack(row + b * Format::kEncodedBytes, r, packed + b * Format::kBlockBytes);
+  }
+}
+
+// Lane masks of the panel's rows in each half.
+struct RowMasks {
+  __mmask16 half[kHalves];
+};
+
+RowMasks row_masks(int rows) {
+  RowMasks masks;
+  for (int h = 0; h < kHalves; ++h) {
+    const int lanes = std::clamp(rows - h * kLanes, 0, kLanes);
+    masks.half[h] = static_cast<__mmask16>((1u << lanes) - 1);
+  }
+  return masks;
+}
+
+__m512i lanes_at(const uint8_t* part, int h) { return _mm512_load_si512(part + h * kLanes * sizeof(uint32_t)); }
+
+// Count tokens (x at their rows' first super-block of the chunk) against
+// the packed chunk: y[t * y_stride + r] continues the pairs' accumulators
+// (starts them at 0 when `first`). Forced inline into the dispatch on Count,
+// so that every array here lives in registers.
+template <class Format, int Count>
+[[gnu::always_inline]] inline void multiply_tokens(const uint8_t* packed, int64_t blocks, const uint8_t* x,
+                                                   uint64_t x_stride, bool first, const RowMasks& masks, float* y,
+                                                   int64_t y_stride) {
+  constexpr int kSubGroups = Format::kSubGroups;
+  const uint8_t* token[Count];
+  for (int t = 0; t < Count; ++t) token[t] = x + t * x_stride;
+  __m512 acc[Count][kHalves];
+  for (int t = 0; t < Count; ++t)
+    for (int h = 0; h < kHalves; ++h)
+      acc[t][h] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(masks.half[h], y + t * y_stride + h * kLanes);
+
+  for (int64_t b = 0; b < blocks; ++b) {
+    const uint8_t* block = packed + b * Format::kBlockBytes;
+    const uint64_t act = b * kActBlockBytes;
+    // isum: sum over sub-blocks of scale times the sub-block's exact sum.
+    __m512i isum[Count][kHalves];
+    for (int t = 0; t < Count; ++t)
+      for (int h = 0; h < kHalves; ++h) isum[t][h] = _mm512_setzero_si512();
+    for (int j = 0; j < kGroups / kSubGroups; ++j) {
+      __m512i sub[Count][kHalves];
+      for (int t = 0; t < Count; ++t)
+        for (int h = 0; h < kHalves; ++h) sub[t][h] = _mm512_setzero_si512();
+      for (int g = kSubGroups * j; g < kSubGroups * (j + 1); ++g) {
+        __m512i levels[kHalves];
+        for (int h = 0; h < kHalves; ++h) levels[h] = lanes_at(block + g * kLaneBytes, h);
+        for (int t = 0; t < Count; ++t) {
+          const __m512i xg = _mm512_set1_epi32(load_i32(token[t] + act + kActQsOffset + 4 * g));
+          for (int h = 0; h < kHalves; ++h) sub[t][h] = _mm512_dpbusd_epi32(sub[t][h], levels[h], xg);
+        }
+      }
+      for (int h = 0; h < kHalves; ++h) {
+        const __m512i scale = lanes_at(block + kScalesOffset + j * kLaneBytes, h);
+        for (int t = 0; t < Count; ++t) isum[t][h] = _mm512_add_epi32(isum[t][h], _mm512_mullo_epi32(sub[t][h], scale));
+      }
+    }
+    // msum: the mins against the token's bsums, a pair at a time.
+    __m512i msum[Count][kHalves];
+    for (int t = 0; t < Count; ++t)
+      for (int h = 0; h < kHalves; ++h) msum[t][h] = _mm512_setzero_si512();
+    for (int m = 0; m < kBsumPairs; ++m) {
+      for (int h = 0; h < kHalves; ++h) {
+        const __m512i mins = lanes_at(block + Format::kMinsOffset + m * kLaneBytes, h);
+        for (int t = 0; t < Count; ++t) {
+          const __m512i bsums = _mm512_set1_epi32(load_i32(token[t] + act + kActBsumsOffset + 4 * m));
+          msum[t][h] = _mm512_dpwssd_epi32(msum[t][h], mins, bsums);
+        }
+      }
+    }
+    for (int t = 0; t < Count; ++t) {
+      const __m512 dx = _mm512_set1_ps(load_f32(token[t] + act));
+      for (int h = 0; h < kHalves; ++h) acc[t][h] = Format::add(block, h, dx, isum[t][h], msum[t][h], acc[t][h]);
+    }
+  }
+
+  for (int t = 0; t < Count; ++t)
+    for (int h = 0; h < kHalves; ++h) _mm512_mask_storeu_ps(y + t * y_stride + h * kLanes, masks.half[h], acc[t][h]);
+}
+
+// Up to kPanelRows rows against any number of tokens, a chunk of
+// super-blocks at a time: the chunk is repacked once and every token
+// streams past it.
+template <class Format>
+void panel(const uint8_t* w, uint64_t w_stride, int rows, const uint8_t* x, uint64_t x_stride, int tokens, int64_t n,
+           float* y, int64_t y_stride) {
+  if (rows < 1 || rows > kPanelRows || tokens < 1) return;
+  alignas(64) uint8_t packed[kChunkBlocks * Format::kBlockBytes];
+  const RowMasks masks = row_masks(rows);
+  const int64_t block_count = n / kSuperElems;
+  for (int64_t b0 = 0; b0 < block_count; b0 += kChunkBlocks) {
+    const int64_t blocks = std::min(kChunkBlocks, block_count - b0);
+    pack_chunk<Format>(w, w_stride, rows, b0, blocks, packed);
+    const bool first = b0 == 0;
+    const uint8_t* chunk_x = x + b0 * kActBlockBytes;
+    int t = 0;
+    for (; t + kTokens <= tokens; t += kTokens)
+      multiply_tokens<Format, kTokens>(packed, blocks, chunk_x + t * x_stride, x_stride, first, masks, y + t * y_stride,
+                                       y_stride);
+    const uint8_t* rest_x = chunk_x + t * x_stride;
+    float* rest_y = y + t * y_stride;
+    switch (tokens - t) {
+      case 1:
+        multiply_tokens<Format, 1>(packed, blocks, rest_x, x_stride, first, masks, rest_y, y_stride);
+        break;
+      case 2:
+        multiply_tokens<Format, 2>(packed, blocks, rest_x, x_stride, first, masks, rest_y, y_stride);
+        break;
+      case 3:
+        multiply_tokens<Format, 3>(packed, blocks, rest_x, x_stride, first, masks, rest_y, y_stride);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+static_assert(kTokens == 4, "panel() dispatches the remaining 1 to kTokens - 1 tokens");
+
+}  // namespace
+
+const Panels kVnniPanels = {panel<Q4KPanel>, panel<Q6KPanel>};
+
+}  // namespace synapse::cpu::kquant
