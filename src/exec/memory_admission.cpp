@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "kernels/encoding/encoding.h"
-
 namespace synapse::exec {
 
 uint64_t model_weight_bytes(const Model& model) {
@@ -23,11 +21,7 @@ MemoryAdmission admit_memory(const Model& model, const RegionScheduler& schedule
   ledger.reserve(MemoryCategory::Scratch, scheduler.scratch_bytes());
   ledger.reserve(MemoryCategory::Weights, scheduler.decoded_weight_bytes());
   // A table row read from the file when its slice is not resident.
-  uint64_t widest_row = 0;
-  for (const ir::WeightDescriptor& d : model.graph.weights)
-    if (d.shape.size() == 2)
-      widest_row = std::max(widest_row, row_bytes(static_cast<Encoding>(d.encoding), static_cast<uint64_t>(d.shape[1])));
-  ledger.reserve(MemoryCategory::Staging, widest_row);
+  ledger.reserve(MemoryCategory::Staging, memory::widest_matrix_row(model.graph));
   memory::PlanOptions plan_options;
   plan_options.weight_budget = ledger.available();
   plan_options.slice_bytes = options.slice_bytes;

@@ -14,6 +14,10 @@ namespace {
 
 bool is_matrix(const ir::WeightDescriptor& d) { return d.shape.size() == 2; }
 
+uint64_t row_stride_of(const ir::WeightDescriptor& d) {
+  return row_bytes(static_cast<Encoding>(d.encoding), static_cast<uint64_t>(d.shape[1]));
+}
+
 std::vector<bool> embedding_tables(const ir::Graph& graph) {
   std::vector<bool> tables(graph.weights.size(), false);
   for (const ir::Node& node : graph.nodes)
@@ -44,9 +48,10 @@ void cut_chunks(const ir::Graph& graph, const PlanOptions& options, ResidencyPla
   for (uint32_t i = 0; i < graph.weights.size(); ++i) {
     const ir::WeightDescriptor& d = graph.weights[i];
     if (!used[i] || !is_matrix(d)) continue;
-    const uint64_t row_stride = row_bytes(static_cast<Encoding>(d.encoding), static_cast<uint64_t>(d.shape[1]));
+    const uint64_t row_stride = row_stride_of(d);
     const int64_t rows = d.shape[0];
     WeightChunks& wc = plan.weights[i];
+    wc.row_stride = row_stride;
     wc.first = static_cast<uint32_t>(plan.chunks.size());
     wc.sliced = tables[i] || row_stride * static_cast<uint64_t>(rows) > options.slice_bytes;
     wc.slice_rows = wc.sliced ? std::clamp<int64_t>(static_cast<int64_t>(options.slice_bytes / row_stride), 1, rows)
@@ -94,6 +99,13 @@ uint64_t matrix_weight_bytes(const ir::Graph& graph) {
   for (const ir::WeightDescriptor& d : graph.weights)
     if (is_matrix(d)) bytes += d.length;
   return bytes;
+}
+
+uint64_t widest_matrix_row(const ir::Graph& graph) {
+  uint64_t widest = 0;
+  for (const ir::WeightDescriptor& d : graph.weights)
+    if (is_matrix(d)) widest = std::max(widest, row_stride_of(d));
+  return widest;
 }
 
 ResidencyPlan plan_residency(const ir::Graph& graph, const PlanOptions& options) {

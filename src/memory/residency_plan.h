@@ -34,6 +34,7 @@ struct WeightChunks {
   uint32_t first = 0;
   uint32_t count = 0;
   int64_t slice_rows = 0;
+  uint64_t row_stride = 0;  // bytes per row
   bool sliced = false;  // loaded a slice at a time by the op that reads it
 };
 
@@ -57,6 +58,8 @@ struct PlanOptions {
 
 // The matrix-weight bytes of the graph (what paging concerns).
 uint64_t matrix_weight_bytes(const ir::Graph& graph);
+// The longest matrix row in bytes: the staging a row read needs.
+uint64_t widest_matrix_row(const ir::Graph& graph);
 
 // Throws Error(InsufficientMemory, category "weights") when the weight
 // budget is below what the largest region needs at once.

@@ -26,11 +26,7 @@ WeightResidency::WeightResidency(std::vector<std::string> files, ResidencyPlan p
       spare_mask_(plan_.chunks.size(), 0),
       queue_(static_cast<size_t>(std::max(1, options.prefetch_queue))) {
   uint64_t widest_row = 0;
-  for (const WeightChunks& wc : plan_.weights)
-    if (wc.count > 0) {
-      const Chunk& first = plan_.chunks[wc.first];
-      widest_row = std::max(widest_row, first.bytes / static_cast<uint64_t>(first.row_end - first.row_begin));
-    }
+  for (const WeightChunks& wc : plan_.weights) widest_row = std::max(widest_row, wc.row_stride);
   staging_.resize(widest_row);
   for (const std::string& path : files) {
     files_.push_back(options.open_file ? options.open_file(path, options.direct_io)
@@ -87,7 +83,7 @@ void WeightResidency::evict(uint32_t c) {
   const uint64_t begin = round_up(chunk.offset, ChunkFile::kAlign);
   const uint64_t end = (chunk.offset + chunk.bytes) / ChunkFile::kAlign * ChunkFile::kAlign;
   if (end > begin) ::madvise(mirror_of(chunk) + begin, end - begin, MADV_DONTNEED);
-  if (fresh_[c]) fresh_[c] = 0;
+  fresh_[c] = 0;
   state_[c] = State::Unloaded;
   evictable_[c] = 0;
   unreported_[c] = 0;
@@ -254,7 +250,7 @@ void WeightResidency::io_loop() {
 const uint8_t* WeightResidency::row(ir::TensorId w, int64_t row) {
   const WeightChunks& wc = plan_.weights.at(w.index);
   const Chunk& first = plan_.chunks[wc.first];
-  const uint64_t stride = first.bytes / static_cast<uint64_t>(first.row_end - first.row_begin);
+  const uint64_t stride = wc.row_stride;
   const uint32_t c = wc.first + static_cast<uint32_t>(row / wc.slice_rows);
   const uint64_t offset = first.offset + static_cast<uint64_t>(row) * stride;
   std::unique_lock lock(mutex_);

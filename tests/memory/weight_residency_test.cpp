@@ -44,7 +44,7 @@ ResidencyPlan plan_of(uint32_t pool_chunks, uint32_t pinned = 0) {
     chunk.row_end = 10;
     chunk.pinned = c < pinned;
     plan.chunks.push_back(chunk);
-    plan.weights.push_back(WeightChunks{c, 1, 10, false});
+    plan.weights.push_back(WeightChunks{c, 1, 10, kChunkBytes / 10, false});
     plan.weight_bytes += kChunkBytes;
     if (chunk.pinned) plan.pinned_bytes += kChunkBytes;
   }
