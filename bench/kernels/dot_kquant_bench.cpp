@@ -71,8 +71,8 @@ void bm_matmul(benchmark::State& state, Encoding encoding, CpuTarget target, Mat
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes));
 }
 
-// Prefill: the 128-row slice against `tokens` tokens (a multiple of
-// kMaxTileTokens), through the 4 x 4 tiles as matmul runs them, or through
+// Prefill: the 128-row slice against `tokens` tokens, through the 4 x 4
+// tiles as matmul runs them, or through
 // the kernel's panel where it has one; reports int8 multiply-adds per
 // second ("macs").
 void bm_prefill(benchmark::State& state, Encoding encoding, CpuTarget target, bool use_panel, int tokens) {
@@ -98,7 +98,7 @@ void bm_prefill(benchmark::State& state, Encoding encoding, CpuTarget target, bo
       for (int64_t r = 0; r < kRows; r += kMaxTileRows)
         for (int t = 0; t < kTokens; t += kMaxTileTokens)
           kernel.tile(w.data() + r * w_stride, w_stride, kMaxTileRows, x.data() + t * x_stride, x_stride,
-                      kMaxTileTokens, kCols, y.data() + t * kRows + r, kRows);
+                      std::min(kMaxTileTokens, kTokens - t), kCols, y.data() + t * kRows + r, kRows);
     }
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
@@ -118,7 +118,7 @@ const bool kRegistered = [] {
           benchmark::RegisterBenchmark(name.c_str(), bm_matmul, encoding, target, shape, tokens);
         }
       }
-      for (int tokens : {8, kPanelMinTokens, 64}) {
+      for (int tokens : {2, 4, 8, 12, kPanelMinTokens, 64}) {
         for (bool use_panel : {false, true}) {
           if (use_panel && !find_dot_kernel(encoding, target).panel) continue;
           const std::string name = std::string("kquant-prefill/") +

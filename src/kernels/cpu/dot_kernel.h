@@ -26,6 +26,8 @@ inline constexpr int kMaxTileRows = 4;
 inline constexpr int kMaxTileTokens = 4;
 // A panel: up to kPanelRows weight rows against any number of tokens.
 inline constexpr int kPanelRows = 32;
+// The token count from which a panel usually beats the tiles.
+inline constexpr int kPanelMinTokens = 16;
 
 // y[t * y_stride + r] = dot(weight row r, activation row t) for r < rows,
 // t < tokens; weight row r starts at w + r * w_stride, activation row t at
@@ -39,11 +41,11 @@ struct DotKernel {
   // Optional, for many tokens (prefill): the same products as `tile` for up
   // to kPanelRows rows and any token count, with every pair's float bit-
   // identical to the tile's; it repacks the rows first, so it pays off only
-  // from kPanelMinTokens tokens on.
+  // from panel_min_tokens tokens on (where it beats the tiles, measured
+  // per kernel with bench/kernels).
   DotTile panel = nullptr;
+  int panel_min_tokens = kPanelMinTokens;
 };
-
-inline constexpr int kPanelMinTokens = 16;
 
 // The kernel for weights of `encoding` compiled for exactly `target`, or a
 // kernel with a null tile when there is none for that pair. Callers pick

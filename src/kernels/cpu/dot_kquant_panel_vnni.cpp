@@ -32,13 +32,12 @@
 
 #include "kernels/cpu/dot_kquant_simd.h"
 #include "kernels/cpu/dot_kquant_tiles.h"
+#include "kernels/cpu/panel_driver_vnni.h"
 #include "kernels/cpu/simd_helpers.h"
 
 namespace synapse::cpu::kquant {
 namespace {
 
-constexpr int kLanes = 16;                    // rows per 512-bit register
-constexpr int kHalves = kPanelRows / kLanes;  // registers per panel row group
 constexpr int kGroups = kSuperElems / 4;      // 4-level groups per super-block
 constexpr int kBsumPairs = 8;                 // int32 pairs of an activation block's bsums
 // One repacked super-block of the panel's rows, each part kPanelRows lanes
@@ -49,11 +48,11 @@ constexpr uint64_t kLaneBytes = kPanelRows * sizeof(uint32_t);
 constexpr uint64_t kScalesOffset = kGroups * kLaneBytes;
 // Super-blocks repacked at a time: the packed chunk (about 20 KiB) stays in
 // L1 while every token streams past it.
-constexpr int64_t kChunkBlocks = 2;
+constexpr int64_t kPanelChunkBlocks = 2;
 // Tokens per micro-kernel: per token and half a scaled sum, a sub-block sum
 // and a float accumulator; with the weights and scales that fills the 32
 // registers.
-constexpr int kTokens = 4;
+constexpr int kMicroTokens = 4;
 
 void store_lane(uint8_t* part, int r, uint32_t value) {
   std::memcpy(part + r * sizeof(uint32_t), &value, sizeof(value));
@@ -67,8 +66,12 @@ struct PackedLayout {
   static constexpr uint64_t kMinsOffset = kScalesOffset + kSubBlocks * kLaneBytes;
   static constexpr uint64_t kDOffset = kMinsOffset + kBsumPairs * kLaneBytes;
   static constexpr uint64_t kDminOffset = kDOffset + kLaneBytes;
-  static constexpr uint64_t kBlockBytes = kDminOffset + kLaneBytes;
-  static_assert(kBlockBytes % 64 == 0, "packed super-blocks keep their parts 64-byte aligned");
+  static constexpr uint64_t kPackedBytes = kDminOffset + kLaneBytes;
+  static_assert(kPackedBytes % 64 == 0, "packed super-blocks keep their parts 64-byte aligned");
+  static constexpr int64_t kBlockElems = kSuperElems;
+  static constexpr uint64_t kActBytes = kActBlockBytes;
+  static constexpr int64_t kChunkBlocks = kPanelChunkBlocks;
+  static constexpr int kTokens = kMicroTokens;
 };
 
 // Q4_K: 8 sub-blocks of 32; the scalar tile's float steps per super-block,
@@ -100,8 +103,8 @@ struct Q4KPanel : PackedLayout<8> {
   }
 
   static __m512 add(const uint8_t* packed, int h, __m512 dx, __m512i isum, __m512i msum, __m512 acc) {
-    const __m512 d = _mm512_load_ps(packed + kDOffset + h * kLanes * sizeof(float));
-    const __m512 dmin = _mm512_load_ps(packed + kDminOffset + h * kLanes * sizeof(float));
+    const __m512 d = _mm512_load_ps(packed + kDOffset + h * kPanelLanes * sizeof(float));
+    const __m512 dmin = _mm512_load_ps(packed + kDminOffset + h * kPanelLanes * sizeof(float));
     acc = _mm512_fmadd_ps(_mm512_mul_ps(dx, d), _mm512_cvtepi32_ps(isum), acc);
     return _mm512_fnmadd_ps(_mm512_mul_ps(dx, dmin), _mm512_cvtepi32_ps(msum), acc);
   }
@@ -146,38 +149,12 @@ struct Q6KPanel : PackedLayout<16> {
   }
 
   static __m512 add(const uint8_t* packed, int h, __m512 dx, __m512i isum, __m512i msum, __m512 acc) {
-    const __m512 d = _mm512_load_ps(packed + kDOffset + h * kLanes * sizeof(float));
+    const __m512 d = _mm512_load_ps(packed + kDOffset + h * kPanelLanes * sizeof(float));
     return _mm512_fmadd_ps(_mm512_mul_ps(dx, d), _mm512_cvtepi32_ps(_mm512_sub_epi32(isum, msum)), acc);
   }
 };
 
-// Repacks super-blocks [b0, b0 + blocks) of the panel's rows into
-// `packed`; rows past `rows` repeat the last one (their lanes are computed
-// and dropped).
-template <class Format>
-void pack_chunk(const uint8_t* w, uint64_t w_stride, int rows, int64_t b0, int64_t blocks, uint8_t* packed) {
-  for (int r = 0; r < kPanelRows; ++r) {
-    const uint8_t* row = w + std::min(r, rows - 1) * w_stride + b0 * Format::kEncodedBytes;
-    for (int64_t b = 0; b < blocks; ++b)
-      Format::pack(row + b * Format::kEncodedBytes, r, packed + b * Format::kBlockBytes);
-  }
-}
-
-// Lane masks of the panel's rows in each half.
-struct RowMasks {
-  __mmask16 half[kHalves];
-};
-
-RowMasks row_masks(int rows) {
-  RowMasks masks;
-  for (int h = 0; h < kHalves; ++h) {
-    const int lanes = std::clamp(rows - h * kLanes, 0, kLanes);
-    masks.half[h] = static_cast<__mmask16>((1u << lanes) - 1);
-  }
-  return masks;
-}
-
-__m512i lanes_at(const uint8_t* part, int h) { return _mm512_load_si512(part + h * kLanes * sizeof(uint32_t)); }
+__m512i lanes_at(const uint8_t* part, int h) { return _mm512_load_si512(part + h * kPanelLanes * sizeof(uint32_t)); }
 
 // Count tokens (x at their rows' first super-block of the chunk) against
 // the packed chunk: y[t * y_stride + r] continues the pairs' accumulators
@@ -185,46 +162,46 @@ __m512i lanes_at(const uint8_t* part, int h) { return _mm512_load_si512(part + h
 // so that every array here lives in registers.
 template <class Format, int Count>
 [[gnu::always_inline]] inline void multiply_tokens(const uint8_t* packed, int64_t blocks, const uint8_t* x,
-                                                   uint64_t x_stride, bool first, const RowMasks& masks, float* y,
+                                                   uint64_t x_stride, bool first, const PanelRowMasks& masks, float* y,
                                                    int64_t y_stride) {
   constexpr int kSubGroups = Format::kSubGroups;
   const uint8_t* token[Count];
   for (int t = 0; t < Count; ++t) token[t] = x + t * x_stride;
-  __m512 acc[Count][kHalves];
+  __m512 acc[Count][kPanelHalves];
   for (int t = 0; t < Count; ++t)
-    for (int h = 0; h < kHalves; ++h)
-      acc[t][h] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(masks.half[h], y + t * y_stride + h * kLanes);
+    for (int h = 0; h < kPanelHalves; ++h)
+      acc[t][h] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(masks.half[h], y + t * y_stride + h * kPanelLanes);
 
   for (int64_t b = 0; b < blocks; ++b) {
-    const uint8_t* block = packed + b * Format::kBlockBytes;
+    const uint8_t* block = packed + b * Format::kPackedBytes;
     const uint64_t act = b * kActBlockBytes;
     // isum: sum over sub-blocks of scale times the sub-block's exact sum.
-    __m512i isum[Count][kHalves];
+    __m512i isum[Count][kPanelHalves];
     for (int t = 0; t < Count; ++t)
-      for (int h = 0; h < kHalves; ++h) isum[t][h] = _mm512_setzero_si512();
+      for (int h = 0; h < kPanelHalves; ++h) isum[t][h] = _mm512_setzero_si512();
     for (int j = 0; j < kGroups / kSubGroups; ++j) {
-      __m512i sub[Count][kHalves];
+      __m512i sub[Count][kPanelHalves];
       for (int t = 0; t < Count; ++t)
-        for (int h = 0; h < kHalves; ++h) sub[t][h] = _mm512_setzero_si512();
+        for (int h = 0; h < kPanelHalves; ++h) sub[t][h] = _mm512_setzero_si512();
       for (int g = kSubGroups * j; g < kSubGroups * (j + 1); ++g) {
-        __m512i levels[kHalves];
-        for (int h = 0; h < kHalves; ++h) levels[h] = lanes_at(block + g * kLaneBytes, h);
+        __m512i levels[kPanelHalves];
+        for (int h = 0; h < kPanelHalves; ++h) levels[h] = lanes_at(block + g * kLaneBytes, h);
         for (int t = 0; t < Count; ++t) {
           const __m512i xg = _mm512_set1_epi32(load_i32(token[t] + act + kActQsOffset + 4 * g));
-          for (int h = 0; h < kHalves; ++h) sub[t][h] = _mm512_dpbusd_epi32(sub[t][h], levels[h], xg);
+          for (int h = 0; h < kPanelHalves; ++h) sub[t][h] = _mm512_dpbusd_epi32(sub[t][h], levels[h], xg);
         }
       }
-      for (int h = 0; h < kHalves; ++h) {
+      for (int h = 0; h < kPanelHalves; ++h) {
         const __m512i scale = lanes_at(block + kScalesOffset + j * kLaneBytes, h);
         for (int t = 0; t < Count; ++t) isum[t][h] = _mm512_add_epi32(isum[t][h], _mm512_mullo_epi32(sub[t][h], scale));
       }
     }
     // msum: the mins against the token's bsums, a pair at a time.
-    __m512i msum[Count][kHalves];
+    __m512i msum[Count][kPanelHalves];
     for (int t = 0; t < Count; ++t)
-      for (int h = 0; h < kHalves; ++h) msum[t][h] = _mm512_setzero_si512();
+      for (int h = 0; h < kPanelHalves; ++h) msum[t][h] = _mm512_setzero_si512();
     for (int m = 0; m < kBsumPairs; ++m) {
-      for (int h = 0; h < kHalves; ++h) {
+      for (int h = 0; h < kPanelHalves; ++h) {
         const __m512i mins = lanes_at(block + Format::kMinsOffset + m * kLaneBytes, h);
         for (int t = 0; t < Count; ++t) {
           const __m512i bsums = _mm512_set1_epi32(load_i32(token[t] + act + kActBsumsOffset + 4 * m));
@@ -234,55 +211,27 @@ template <class Format, int Count>
     }
     for (int t = 0; t < Count; ++t) {
       const __m512 dx = _mm512_set1_ps(load_f32(token[t] + act));
-      for (int h = 0; h < kHalves; ++h) acc[t][h] = Format::add(block, h, dx, isum[t][h], msum[t][h], acc[t][h]);
+      for (int h = 0; h < kPanelHalves; ++h) acc[t][h] = Format::add(block, h, dx, isum[t][h], msum[t][h], acc[t][h]);
     }
   }
 
   for (int t = 0; t < Count; ++t)
-    for (int h = 0; h < kHalves; ++h) _mm512_mask_storeu_ps(y + t * y_stride + h * kLanes, masks.half[h], acc[t][h]);
+    for (int h = 0; h < kPanelHalves; ++h) _mm512_mask_storeu_ps(y + t * y_stride + h * kPanelLanes, masks.half[h], acc[t][h]);
 }
 
-// Up to kPanelRows rows against any number of tokens, a chunk of
-// super-blocks at a time: the chunk is repacked once and every token
-// streams past it.
+// A k-quant format as the panel driver wants it: the micro-kernel above
+// for Count tokens.
 template <class Format>
-void panel(const uint8_t* w, uint64_t w_stride, int rows, const uint8_t* x, uint64_t x_stride, int tokens, int64_t n,
-           float* y, int64_t y_stride) {
-  if (rows < 1 || rows > kPanelRows || tokens < 1) return;
-  alignas(64) uint8_t packed[kChunkBlocks * Format::kBlockBytes];
-  const RowMasks masks = row_masks(rows);
-  const int64_t block_count = n / kSuperElems;
-  for (int64_t b0 = 0; b0 < block_count; b0 += kChunkBlocks) {
-    const int64_t blocks = std::min(kChunkBlocks, block_count - b0);
-    pack_chunk<Format>(w, w_stride, rows, b0, blocks, packed);
-    const bool first = b0 == 0;
-    const uint8_t* chunk_x = x + b0 * kActBlockBytes;
-    int t = 0;
-    for (; t + kTokens <= tokens; t += kTokens)
-      multiply_tokens<Format, kTokens>(packed, blocks, chunk_x + t * x_stride, x_stride, first, masks, y + t * y_stride,
-                                       y_stride);
-    const uint8_t* rest_x = chunk_x + t * x_stride;
-    float* rest_y = y + t * y_stride;
-    switch (tokens - t) {
-      case 1:
-        multiply_tokens<Format, 1>(packed, blocks, rest_x, x_stride, first, masks, rest_y, y_stride);
-        break;
-      case 2:
-        multiply_tokens<Format, 2>(packed, blocks, rest_x, x_stride, first, masks, rest_y, y_stride);
-        break;
-      case 3:
-        multiply_tokens<Format, 3>(packed, blocks, rest_x, x_stride, first, masks, rest_y, y_stride);
-        break;
-      default:
-        break;
-    }
+struct KQuantPanel : Format {
+  template <int Count>
+  static void multiply(const uint8_t* packed, int64_t blocks, const uint8_t* x, uint64_t x_stride, bool first,
+                       const PanelRowMasks& masks, float* y, int64_t y_stride) {
+    multiply_tokens<Format, Count>(packed, blocks, x, x_stride, first, masks, y, y_stride);
   }
-}
-
-static_assert(kTokens == 4, "panel() dispatches the remaining 1 to kTokens - 1 tokens");
+};
 
 }  // namespace
 
-const Panels kVnniPanels = {panel<Q4KPanel>, panel<Q6KPanel>};
+const Panels kVnniPanels = {run_panel<KQuantPanel<Q4KPanel>>, run_panel<KQuantPanel<Q6KPanel>>};
 
 }  // namespace synapse::cpu::kquant

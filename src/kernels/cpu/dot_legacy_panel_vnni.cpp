@@ -35,14 +35,13 @@
 
 #include "kernels/cpu/dot_legacy_simd.h"
 #include "kernels/cpu/dot_legacy_tiles.h"
+#include "kernels/cpu/panel_driver_vnni.h"
 #include "kernels/cpu/simd_helpers.h"
 
 namespace synapse::cpu::legacy {
 namespace {
 
-constexpr int kLanes = 16;                    // rows per 512-bit register
-constexpr int kHalves = kPanelRows / kLanes;  // registers per panel row group
-constexpr int kGroups = 8;                    // 4-byte groups per 32-element block
+constexpr int kGroups = 8;  // 4-byte groups per 32-element block
 // One repacked block of the panel's rows: group g of every row (as uint32),
 // then every row's scale (as float).
 constexpr uint64_t kGroupBytes = kPanelRows * sizeof(uint32_t);
@@ -50,10 +49,10 @@ constexpr uint64_t kScalesOffset = kGroups * kGroupBytes;
 constexpr uint64_t kPackedBlockBytes = kScalesOffset + kPanelRows * sizeof(float);
 // Blocks repacked at a time: the packed chunk stays in L1 while every
 // token streams past it.
-constexpr int64_t kChunkBlocks = 16;
-// Tokens per micro-kernel: 2 x kTokens block sums and as many float
+constexpr int64_t kPanelChunkBlocks = 16;
+// Tokens per micro-kernel: 2 x kMicroTokens block sums and as many float
 // accumulators, plus the two weight registers, fit the 32 registers.
-constexpr int kTokens = 6;
+constexpr int kMicroTokens = 6;
 
 // Q8_0: value w as the byte w + 128.
 struct Q8_0Groups {
@@ -75,121 +74,84 @@ struct Q4_0Groups {
   }
 };
 
-// Repacks blocks [b0, b0 + blocks) of the panel's rows into `packed`; rows
-// past `rows` repeat the last one (their lanes are computed and dropped).
-template <class Groups>
-void pack_chunk(const uint8_t* w, uint64_t w_stride, int rows, int64_t b0, int64_t blocks, uint8_t* packed) {
-  for (int r = 0; r < kPanelRows; ++r) {
-    const uint8_t* row = w + std::min(r, rows - 1) * w_stride + b0 * Groups::kBlockBytes;
-    for (int64_t b = 0; b < blocks; ++b) {
-      const uint8_t* block = row + b * Groups::kBlockBytes;
-      uint8_t* out = packed + b * kPackedBlockBytes;
-      for (int g = 0; g < kGroups; ++g) {
-        const uint32_t bytes = Groups::group(block, g);
-        std::memcpy(out + g * kGroupBytes + r * sizeof(uint32_t), &bytes, sizeof(bytes));
-      }
-      const float scale = load_f16(block);
-      std::memcpy(out + kScalesOffset + r * sizeof(float), &scale, sizeof(scale));
-    }
-  }
-}
-
-// Lane masks of the panel's rows in each half.
-struct RowMasks {
-  __mmask16 half[kHalves];
-};
-
-RowMasks row_masks(int rows) {
-  RowMasks masks;
-  for (int h = 0; h < kHalves; ++h) {
-    const int lanes = std::clamp(rows - h * kLanes, 0, kLanes);
-    masks.half[h] = static_cast<__mmask16>((1u << lanes) - 1);
-  }
-  return masks;
-}
-
 // Count tokens (x at their rows' first block of the chunk) against the
 // packed chunk: y[t * y_stride + r] continues the pairs' accumulators
 // (starts them at 0 when `first`). Forced inline into the dispatch on Count,
 // so that every array here lives in registers.
 template <int Count>
 [[gnu::always_inline]] inline void multiply_tokens(const uint8_t* packed, int64_t blocks, const uint8_t* x,
-                                                   uint64_t x_stride, bool first, const RowMasks& masks, float* y,
+                                                   uint64_t x_stride, bool first, const PanelRowMasks& masks, float* y,
                                                    int64_t y_stride) {
   const uint8_t* token[Count];
   for (int t = 0; t < Count; ++t) token[t] = x + t * x_stride;
-  __m512 acc[Count][kHalves];
+  __m512 acc[Count][kPanelHalves];
   for (int t = 0; t < Count; ++t)
-    for (int h = 0; h < kHalves; ++h)
-      acc[t][h] = first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(masks.half[h], y + t * y_stride + h * kLanes);
+    for (int h = 0; h < kPanelHalves; ++h)
+      acc[t][h] =
+          first ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(masks.half[h], y + t * y_stride + h * kPanelLanes);
 
   for (int64_t b = 0; b < blocks; ++b) {
     const uint8_t* block = packed + b * kPackedBlockBytes;
     const uint64_t act = b * kActBlockBytes;
-    __m512i sum[Count][kHalves];
+    __m512i sum[Count][kPanelHalves];
     for (int t = 0; t < Count; ++t) {
       // The weights' +128 offset times the token's block sum, subtracted
       // up front.
       const __m512i offset = _mm512_set1_epi32(-(load_i32(token[t] + act + kActSumOffset) * 128));
-      for (int h = 0; h < kHalves; ++h) sum[t][h] = offset;
+      for (int h = 0; h < kPanelHalves; ++h) sum[t][h] = offset;
     }
     for (int g = 0; g < kGroups; ++g) {
-      __m512i w[kHalves];
-      for (int h = 0; h < kHalves; ++h)
-        w[h] = _mm512_load_si512(block + g * kGroupBytes + h * kLanes * sizeof(uint32_t));
+      __m512i w[kPanelHalves];
+      for (int h = 0; h < kPanelHalves; ++h)
+        w[h] = _mm512_load_si512(block + g * kGroupBytes + h * kPanelLanes * sizeof(uint32_t));
       for (int t = 0; t < Count; ++t) {
         const __m512i xg = _mm512_set1_epi32(load_i32(token[t] + act + kActQsOffset + 4 * g));
-        for (int h = 0; h < kHalves; ++h) sum[t][h] = _mm512_dpbusd_epi32(sum[t][h], w[h], xg);
+        for (int h = 0; h < kPanelHalves; ++h) sum[t][h] = _mm512_dpbusd_epi32(sum[t][h], w[h], xg);
       }
     }
     for (int t = 0; t < Count; ++t) {
       const __m512 dx = _mm512_set1_ps(load_f32(token[t] + act));
-      for (int h = 0; h < kHalves; ++h) {
-        const __m512 dw = _mm512_load_ps(block + kScalesOffset + h * kLanes * sizeof(float));
+      for (int h = 0; h < kPanelHalves; ++h) {
+        const __m512 dw = _mm512_load_ps(block + kScalesOffset + h * kPanelLanes * sizeof(float));
         acc[t][h] = _mm512_fmadd_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(sum[t][h]), acc[t][h]);
       }
     }
   }
 
   for (int t = 0; t < Count; ++t)
-    for (int h = 0; h < kHalves; ++h) _mm512_mask_storeu_ps(y + t * y_stride + h * kLanes, masks.half[h], acc[t][h]);
+    for (int h = 0; h < kPanelHalves; ++h)
+      _mm512_mask_storeu_ps(y + t * y_stride + h * kPanelLanes, masks.half[h], acc[t][h]);
 }
 
-// Up to kPanelRows rows against any number of tokens, a chunk of blocks at
-// a time: the chunk is repacked once and every token streams past it.
+// The panel format of an encoding whose groups come from Groups (both
+// share the micro-kernel above).
 template <class Groups>
-void panel(const uint8_t* w, uint64_t w_stride, int rows, const uint8_t* x, uint64_t x_stride, int tokens, int64_t n,
-           float* y, int64_t y_stride) {
-  if (rows < 1 || rows > kPanelRows || tokens < 1) return;
-  alignas(64) uint8_t packed[kChunkBlocks * kPackedBlockBytes];
-  const RowMasks masks = row_masks(rows);
-  const int64_t block_count = n / kBlockElems;
-  for (int64_t b0 = 0; b0 < block_count; b0 += kChunkBlocks) {
-    const int64_t blocks = std::min(kChunkBlocks, block_count - b0);
-    pack_chunk<Groups>(w, w_stride, rows, b0, blocks, packed);
-    const bool first = b0 == 0;
-    const uint8_t* chunk_x = x + b0 * kActBlockBytes;
-    int t = 0;
-    for (; t + kTokens <= tokens; t += kTokens)
-      multiply_tokens<kTokens>(packed, blocks, chunk_x + t * x_stride, x_stride, first, masks, y + t * y_stride,
-                               y_stride);
-    const uint8_t* rest_x = chunk_x + t * x_stride;
-    float* rest_y = y + t * y_stride;
-    switch (tokens - t) {
-      case 1: multiply_tokens<1>(packed, blocks, rest_x, x_stride, first, masks, rest_y, y_stride); break;
-      case 2: multiply_tokens<2>(packed, blocks, rest_x, x_stride, first, masks, rest_y, y_stride); break;
-      case 3: multiply_tokens<3>(packed, blocks, rest_x, x_stride, first, masks, rest_y, y_stride); break;
-      case 4: multiply_tokens<4>(packed, blocks, rest_x, x_stride, first, masks, rest_y, y_stride); break;
-      case 5: multiply_tokens<5>(packed, blocks, rest_x, x_stride, first, masks, rest_y, y_stride); break;
-      default: break;
-    }
-  }
-}
+struct LegacyPanel {
+  static constexpr uint64_t kEncodedBytes = Groups::kBlockBytes;
+  static constexpr int64_t kBlockElems = legacy::kBlockElems;
+  static constexpr uint64_t kPackedBytes = kPackedBlockBytes;
+  static constexpr uint64_t kActBytes = kActBlockBytes;
+  static constexpr int64_t kChunkBlocks = kPanelChunkBlocks;
+  static constexpr int kTokens = kMicroTokens;
 
-static_assert(kTokens == 6, "panel() dispatches the remaining 1 to kTokens - 1 tokens");
+  static void pack(const uint8_t* block, int r, uint8_t* out) {
+    for (int g = 0; g < kGroups; ++g) {
+      const uint32_t bytes = Groups::group(block, g);
+      std::memcpy(out + g * kGroupBytes + r * sizeof(uint32_t), &bytes, sizeof(bytes));
+    }
+    const float scale = load_f16(block);
+    std::memcpy(out + kScalesOffset + r * sizeof(float), &scale, sizeof(scale));
+  }
+
+  template <int Count>
+  static void multiply(const uint8_t* packed, int64_t blocks, const uint8_t* x, uint64_t x_stride, bool first,
+                       const PanelRowMasks& masks, float* y, int64_t y_stride) {
+    multiply_tokens<Count>(packed, blocks, x, x_stride, first, masks, y, y_stride);
+  }
+};
 
 }  // namespace
 
-const Tiles kVnniPanels = {panel<Q8_0Groups>, panel<Q4_0Groups>};
+const Tiles kVnniPanels = {run_panel<LegacyPanel<Q8_0Groups>>, run_panel<LegacyPanel<Q4_0Groups>>};
 
 }  // namespace synapse::cpu::legacy

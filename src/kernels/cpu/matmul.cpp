@@ -16,7 +16,7 @@ struct Activations {
 };
 
 // Whether p's rows go through its kernel's panel rather than its tiles.
-bool uses_panel(const MatmulProduct& p, int64_t tokens) { return p.kernel.panel && tokens >= kPanelMinTokens; }
+bool uses_panel(const MatmulProduct& p, int64_t tokens) { return p.kernel.panel && tokens >= p.kernel.panel_min_tokens; }
 
 void add_bias(const MatmulProduct& p, int64_t row, int rows, int64_t token, int64_t tokens) {
   if (!p.bias) return;

@@ -3,8 +3,8 @@
 // every worker of the pool computes a contiguous share of the output rows
 // (streaming its own part of the weights). Within a share, tiles of rows x
 // tokens reuse each loaded weight block across tokens, and tokens are
-// blocked so their activations stay in cache across rows. From
-// kPanelMinTokens tokens on, a kernel with a panel (dot_kernel.h) takes
+// blocked so their activations stay in cache across rows. From its
+// panel_min_tokens tokens on, a kernel with a panel (dot_kernel.h) takes
 // kPanelRows rows at a time against every token instead.
 //
 // A group of products of the same x (Q, K and V; gate and up) runs in one
