@@ -35,6 +35,11 @@ inline constexpr int kPanelMinTokens = 16;
 using DotTile = void (*)(const uint8_t* w, uint64_t w_stride, int rows, const uint8_t* x, uint64_t x_stride,
                          int tokens, int64_t n, float* y, int64_t y_stride);
 
+// y[r] = dot(weight row r, x) for r < rows, one activation row x: a
+// matrix-vector product (decode), bit-identical to the tile's pairs. Rows
+// go in passes of DotKernel::matvec_rows; `rows` is a multiple of it.
+using DotRows = void (*)(const uint8_t* w, uint64_t w_stride, int64_t rows, const uint8_t* x, int64_t n, float* y);
+
 struct DotKernel {
   ActivationFormat activation = ActivationFormat::F32;
   DotTile tile = nullptr;
@@ -45,6 +50,10 @@ struct DotKernel {
   // per kernel with bench/kernels).
   DotTile panel = nullptr;
   int panel_min_tokens = kPanelMinTokens;
+  // Optional, for one token: whole passes of matvec_rows rows at a time
+  // (the rest go through the tile).
+  DotRows matvec = nullptr;
+  int matvec_rows = 0;
 };
 
 // The kernel for weights of `encoding` compiled for exactly `target`, or a

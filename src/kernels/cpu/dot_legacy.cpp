@@ -77,9 +77,15 @@ DotKernel find_legacy_dot_kernel(Encoding encoding, CpuTarget target) {
   const bool q8_0 = encoding == Encoding::Q8_0;
   DotTile tile = tile_for(q8_0, target);
   if (!tile) return {};
-  DotTile panel = nullptr;
-  if (target == CpuTarget::Avx512Vnni) panel = q8_0 ? legacy::kVnniPanels.q8_0 : legacy::kVnniPanels.q4_0;
-  return DotKernel{ActivationFormat::Q8, tile, panel};
+  DotKernel kernel{ActivationFormat::Q8, tile};
+  if (target == CpuTarget::Avx512Vnni) {
+    kernel.panel = q8_0 ? legacy::kVnniPanels.q8_0 : legacy::kVnniPanels.q4_0;
+    if (q8_0) {
+      kernel.matvec = legacy::kVnniMatvecQ8_0;
+      kernel.matvec_rows = legacy::kVnniMatvecRows;
+    }
+  }
+  return kernel;
 }
 
 }  // namespace synapse::cpu

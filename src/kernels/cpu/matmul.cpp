@@ -18,16 +18,32 @@ struct Activations {
 // Whether p's rows go through its kernel's panel rather than its tiles.
 bool uses_panel(const MatmulProduct& p, int64_t tokens) { return p.kernel.panel && tokens >= p.kernel.panel_min_tokens; }
 
-void add_bias(const MatmulProduct& p, int64_t row, int rows, int64_t token, int64_t tokens) {
+// Rows a worker's share is a multiple of: what one call of the kernel takes.
+int64_t row_grain(const MatmulProduct& p, int64_t tokens) {
+  if (uses_panel(p, tokens)) return kPanelRows;
+  return tokens == 1 && p.kernel.matvec ? p.kernel.matvec_rows : kMaxTileRows;
+}
+
+void add_bias(const MatmulProduct& p, int64_t row, int64_t rows, int64_t token, int64_t tokens) {
   if (!p.bias) return;
   const int64_t stride = p.w->rows;
   for (int64_t t = token; t < token + tokens; ++t)
-    for (int j = 0; j < rows; ++j) p.y[t * stride + row + j] += p.bias[row + j];
+    for (int64_t j = 0; j < rows; ++j) p.y[t * stride + row + j] += p.bias[row + j];
 }
 
 void multiply_rows(const MatmulProduct& p, const Activations& x, int64_t tokens, int64_t row_begin,
                    int64_t row_end) {
   const ref::EncodedMatrix& w = *p.w;
+  if (tokens == 1 && p.kernel.matvec) {
+    // Whole passes through the matrix-vector kernel, the rest through tiles.
+    const int64_t pass = p.kernel.matvec_rows;
+    const int64_t rows = (row_end - row_begin) / pass * pass;
+    if (rows > 0) {
+      p.kernel.matvec(w.row(row_begin), w.row_stride, rows, x.rows, w.cols, p.y + row_begin);
+      add_bias(p, row_begin, rows, 0, 1);
+    }
+    row_begin += rows;
+  }
   if (uses_panel(p, tokens)) {
     // The panel streams every token past its repacked rows.
     for (int64_t r = row_begin; r < row_end; r += kPanelRows) {
@@ -100,7 +116,7 @@ void matmul_group(const float* x, int64_t tokens, std::span<const MatmulProduct>
   }
   pool.run([&](int worker, int n) {
     for (const MatmulProduct& p : products) {
-      const Range share = split_range(p.w->rows, worker, n, uses_panel(p, tokens) ? kPanelRows : kMaxTileRows);
+      const Range share = split_range(p.w->rows, worker, n, row_grain(p, tokens));
       multiply_rows(p, formats[static_cast<int>(p.kernel.activation)], tokens, share.begin, share.end);
     }
   });

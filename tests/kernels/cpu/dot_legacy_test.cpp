@@ -86,6 +86,15 @@ TEST(DotLegacyPanel, EveryPairHasTheBitsOfTheTileAndNothingElseIsWritten) {
   }
 }
 
+// One and several passes; odd and even block counts; rows longer than the
+// activation steps the kernel prepares at a time (256 block pairs).
+TEST(DotLegacyMatvec, EveryRowHasTheBitsOfTheTile) {
+  for (Encoding encoding : kEncodings)
+    for (int64_t rows : {8, 24})
+      for (int64_t n : {32, 64, 32 * 19, 32 * 513, 32 * 1024})
+        dot_test::expect_matvec_matches_tile(encoding, rows, n);
+}
+
 TEST(DotLegacyTile, LeavesTheOutputAloneForShapesBeyondTheTile) {
   const Operands ops = make_operands(Encoding::Q8_0, 32, 6);
   for (CpuTarget target : dot_test::targets_with_kernels(Encoding::Q8_0)) {

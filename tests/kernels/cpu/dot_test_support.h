@@ -219,4 +219,39 @@ inline void expect_panel_matches_tile(Encoding encoding, int rows, int tokens, i
   }
 }
 
+// The kernel's matrix-vector product (where it has one) over `rows` rows
+// (a multiple of its pass) of n elements, with the matrix ending exactly
+// at its last row (so a read past it would be caught by ASan): every row
+// has the tile's bits and nothing past y[rows) is written.
+inline void expect_matvec_matches_tile(Encoding encoding, int64_t rows, int64_t n) {
+  std::mt19937 rng(static_cast<uint32_t>(rows * 1000 + n));
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  const uint64_t w_stride = row_bytes(encoding, n);
+  std::vector<uint8_t> w(rows * w_stride);
+  std::vector<float> values(n);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (float& v : values) v = uniform(rng);
+    values[(r * 37) % n] = 60.0f;  // an outlier
+    quantize_row(encoding, values.data(), w.data() + r * w_stride, n);
+  }
+  for (CpuTarget target : supported_cpu_targets()) {
+    const DotKernel kernel = find_dot_kernel(encoding, target);
+    if (!kernel.matvec) continue;
+    ASSERT_EQ(rows % kernel.matvec_rows, 0);
+    std::vector<uint8_t> x(activation_row_bytes(kernel.activation, n));
+    for (float& v : values) v = 3.0f * uniform(rng);
+    quantize_activation_row(kernel.activation, values.data(), n, x.data());
+    std::vector<float> y(rows + 1, -7.0f);
+    kernel.matvec(w.data(), w_stride, rows, x.data(), n, y.data());
+    for (int64_t r = 0; r < rows; ++r) {
+      float single = 0.0f;
+      kernel.tile(w.data() + r * w_stride, w_stride, 1, x.data(), 0, 1, n, &single, 1);
+      ASSERT_EQ(std::bit_cast<uint32_t>(y[r]), std::bit_cast<uint32_t>(single))
+          << to_string(target) << " " << find_encoding(static_cast<uint32_t>(encoding))->name << " matvec " << rows
+          << " rows n=" << n << " row " << r;
+    }
+    ASSERT_EQ(y.back(), -7.0f) << to_string(target);
+  }
+}
+
 }  // namespace synapse::cpu::dot_test

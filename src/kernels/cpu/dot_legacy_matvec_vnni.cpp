@@ -1,0 +1,195 @@
+// AVX-512 VNNI matrix-vector product over Q8_0 weights (decode): eight rows
+// per pass, two blocks per step, with everything that depends only on the
+// activation row prepared once per call.
+//
+// The tiles (dot_legacy_vnni.cpp) spend most of their instructions on
+// reading scales and on horizontal sums, not on products; a decode step
+// then runs out of instructions before it runs out of memory bandwidth.
+// Here, per row and step, one 64-byte load holds [scale b | qs b | scale
+// b+1 | most of qs b+1] and a 4-byte load the rest; one word permute lines
+// the qs up for vpdpbusd, and the scales of eight rows are gathered from
+// the same loads by a tree of word permutes. The products of eight rows
+// are summed horizontally together, which takes fewer shuffles per row than
+// four. The activation side (the two blocks' qs side by side, the -128 *
+// sum offset that undoes the weights' +128, the two block scales) is laid
+// out per step before the rows are walked.
+//
+// Batch invariance: each (row, block) gets its exact int32 sum and then
+// acc = fma(dw * dx, sum, acc) block after block from 0, as in the tiles
+// and panels, so the result is bit-identical to theirs (the tests check).
+//
+// Only intrinsics and helpers with internal linkage here: see dot_kernel.h.
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/cpu/dot_legacy_simd.h"
+#include "kernels/cpu/dot_legacy_tiles.h"
+#include "kernels/cpu/simd_helpers.h"
+
+namespace synapse::cpu::legacy {
+namespace {
+
+constexpr int kPassRows = 8;
+constexpr uint64_t kQ8_0BlockBytes = 34;
+constexpr uint64_t kPairBytes = 2 * kQ8_0BlockBytes;
+// Steps whose activation side is prepared at a time (the columns of a
+// 16384-wide row); longer rows go chunk by chunk, the accumulators kept in y.
+constexpr int64_t kChunkSteps = 256;
+// Rows up to this long get software prefetches (see pass()).
+constexpr uint64_t kShortRowBytes = 4096;
+
+// The activation side of one step (blocks b and b + 1).
+struct alignas(64) StepActivations {
+  uint8_t qs[64];      // block b's qs, then block b+1's
+  int32_t offset[16];  // -128 * block sum in lanes 0 (b) and 8 (b+1)
+  float dx[2];         // the blocks' scales
+  uint8_t pad[56];
+};
+static_assert(sizeof(StepActivations) == 192);
+
+// Lays out steps [s0, s0 + count) of the activation row x (ActQ8Block
+// blocks); a lone last block leaves the second half zero.
+void prepare(const uint8_t* x, int64_t blocks, int64_t s0, int64_t count, StepActivations* out) {
+  for (int64_t s = 0; s < count; ++s) {
+    StepActivations& step = out[s];
+    std::memset(&step, 0, sizeof(step));
+    for (int half = 0; half < 2; ++half) {
+      const int64_t b = 2 * (s0 + s) + half;
+      if (b >= blocks) break;
+      const uint8_t* block = x + b * kActBlockBytes;
+      std::memcpy(step.qs + 32 * half, block + kActQsOffset, 32);
+      step.offset[8 * half] = -(load_i32(block + kActSumOffset) * 128);
+      step.dx[half] = load_f32(block);
+    }
+  }
+}
+
+// Word indices for _mm512_permutex2var_epi16 (bit 5 picks the second
+// source).
+__m512i q_lineup() {
+  // Lanes 0-15: words 1-16 (block b's qs); 16-29: words 18-31 (block b+1's
+  // first 28 bytes); 30-31: the 4-byte load's two words.
+  alignas(64) int16_t idx[32];
+  for (int i = 0; i < 16; ++i) idx[i] = static_cast<int16_t>(1 + i);
+  for (int i = 0; i < 14; ++i) idx[16 + i] = static_cast<int16_t>(18 + i);
+  idx[30] = 32;
+  idx[31] = 33;
+  return _mm512_load_si512(idx);
+}
+
+__m512i word_indices(std::initializer_list<int16_t> first) {
+  alignas(64) int16_t idx[32] = {};
+  std::copy(first.begin(), first.end(), idx);
+  return _mm512_load_si512(idx);
+}
+
+struct Constants {
+  __m512i q_lineup = legacy::q_lineup();
+  // Two rows' scales (words 0 and 17): [b r0, b r1, b+1 r0, b+1 r1].
+  __m512i scale_pair = word_indices({0, 32, 17, 49});
+  // Two such pairs: [b r0-3, b+1 r0-3].
+  __m512i scale_quad = word_indices({0, 1, 32, 33, 2, 3, 34, 35});
+  // Qwords of two quarter sums A, B (sum_quarter_lanes): [A.q0 B.q0 A.q2
+  // B.q2] and [A.q1 B.q1 A.q3 B.q3]; their sum is [b r0-3 | b r4-7 | b+1
+  // r0-3 | b+1 r4-7].
+  __m512i even_quarters = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+  __m512i odd_quarters = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
+  __m512i sign_flip = _mm512_set1_epi8(static_cast<char>(0x80));
+};
+
+// The lanes of each quarter of p[r] summed into lane r of that quarter.
+__m512i quarter_sums(const __m512i (&p)[4]) {
+  const __m512i r01 = _mm512_add_epi32(_mm512_unpacklo_epi32(p[0], p[1]), _mm512_unpackhi_epi32(p[0], p[1]));
+  const __m512i r23 = _mm512_add_epi32(_mm512_unpacklo_epi32(p[2], p[3]), _mm512_unpackhi_epi32(p[2], p[3]));
+  return _mm512_add_epi32(_mm512_unpacklo_epi64(r01, r23), _mm512_unpackhi_epi64(r01, r23));
+}
+
+// One step of eight rows (row r at p + r * w_stride) against `a`, added to
+// acc. A lone last block (kLone) must not read past its row: the matrix
+// may end there.
+template <bool kLone>
+[[gnu::always_inline]] inline __m256 step(const uint8_t* p, uint64_t w_stride, const StepActivations& a, __m256 acc,
+                                          const Constants& c) {
+  const __m512i xq = _mm512_load_si512(a.qs);
+  const __m512i offset = _mm512_load_si512(a.offset);
+  __m512i sums[kPassRows], pairs[kPassRows / 2];
+  for (int r = 0; r < kPassRows; r += 2) {
+    __m512i raw[2];
+    for (int i = 0; i < 2; ++i) {
+      const uint8_t* row = p + (r + i) * w_stride;
+      raw[i] = kLone ? _mm512_maskz_loadu_epi16(0x1ffff, row) : _mm512_loadu_si512(row);
+      const __m512i tail = kLone ? _mm512_setzero_si512() : _mm512_castsi128_si512(_mm_loadu_si32(row + 64));
+      const __m512i q = _mm512_xor_si512(_mm512_permutex2var_epi16(raw[i], c.q_lineup, tail), c.sign_flip);
+      sums[r + i] = _mm512_dpbusd_epi32(offset, q, xq);
+    }
+    pairs[r / 2] = _mm512_permutex2var_epi16(raw[0], c.scale_pair, raw[1]);
+  }
+  const __m512i a4 = quarter_sums({sums[0], sums[1], sums[2], sums[3]});
+  const __m512i b4 = quarter_sums({sums[4], sums[5], sums[6], sums[7]});
+  const __m512i block_sums = _mm512_add_epi32(_mm512_permutex2var_epi64(a4, c.even_quarters, b4),
+                                              _mm512_permutex2var_epi64(a4, c.odd_quarters, b4));
+  const __m512 values = _mm512_cvtepi32_ps(block_sums);
+  const __m128i low = _mm512_castsi512_si128(_mm512_permutex2var_epi16(pairs[0], c.scale_quad, pairs[1]));
+  const __m128i high = _mm512_castsi512_si128(_mm512_permutex2var_epi16(pairs[2], c.scale_quad, pairs[3]));
+  const __m256 dw_b = _mm256_cvtph_ps(_mm_unpacklo_epi64(low, high));
+  acc = _mm256_fmadd_ps(_mm256_mul_ps(dw_b, _mm256_set1_ps(a.dx[0])), _mm512_castps512_ps256(values), acc);
+  if constexpr (!kLone) {
+    const __m256 dw_b1 = _mm256_cvtph_ps(_mm_unpackhi_epi64(low, high));
+    acc = _mm256_fmadd_ps(_mm256_mul_ps(dw_b1, _mm256_set1_ps(a.dx[1])), _mm512_extractf32x8_ps(values, 1), acc);
+  }
+  return acc;
+}
+
+// Eight rows from `row` against steps [0, steps) of act, the last one a
+// lone block when `lone_last`; acc carries the rows' sums across chunks.
+__m256 pass(const uint8_t* row, uint64_t w_stride, const StepActivations* act, int64_t steps, bool lone_last,
+            __m256 acc, const Constants& c) {
+  // Short rows (a 896-wide Q8_0 row is 952 bytes) are too short for the
+  // hardware prefetcher to get ahead of eight interleaved streams, so each
+  // step also prefetches its share of the next pass's rows, in address
+  // order. Long rows stream well on their own, and there the prefetches
+  // only cost instructions.
+  const uint8_t* next = row + kPassRows * w_stride;
+  const uint64_t ahead_per_step = w_stride <= kShortRowBytes ? (kPassRows * w_stride + steps - 1) / steps : 0;
+  const int64_t full = lone_last ? steps - 1 : steps;
+  for (int64_t s = 0; s < full; ++s) {
+    const char* ahead = reinterpret_cast<const char*>(next + s * ahead_per_step);
+    for (uint64_t b = 0; b < ahead_per_step; b += 64) _mm_prefetch(ahead + b, _MM_HINT_T2);
+    acc = step<false>(row + s * kPairBytes, w_stride, act[s], acc, c);
+  }
+  if (lone_last) acc = step<true>(row + full * kPairBytes, w_stride, act[full], acc, c);
+  return acc;
+}
+
+// y[r] = dot(row r, x) for r < rows, a multiple of kPassRows (the caller
+// takes the rest through the tiles).
+void matvec_q8_0(const uint8_t* w, uint64_t w_stride, int64_t rows, const uint8_t* x, int64_t n, float* y) {
+  const Constants c;
+  const int64_t blocks = n / kBlockElems;
+  const int64_t steps = (blocks + 1) / 2;
+  alignas(64) StepActivations act[kChunkSteps];
+  for (int64_t s0 = 0; s0 < steps; s0 += kChunkSteps) {
+    const int64_t count = std::min(kChunkSteps, steps - s0);
+    const bool lone_last = s0 + count == steps && blocks % 2 == 1;
+    prepare(x, blocks, s0, count, act);
+    for (int64_t r = 0; r + kPassRows <= rows; r += kPassRows) {
+      const __m256 acc = s0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(y + r);
+      _mm256_storeu_ps(y + r, pass(w + r * w_stride + s0 * kPairBytes, w_stride, act, count, lone_last, acc, c));
+    }
+  }
+}
+
+}  // namespace
+
+const DotRows kVnniMatvecQ8_0 = matvec_q8_0;
+const int kVnniMatvecRows = kPassRows;
+
+}  // namespace synapse::cpu::legacy
