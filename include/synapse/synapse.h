@@ -51,9 +51,14 @@ class LoadedModel {
   friend class TokenSampler;
 };
 
+// How the KV cache stores keys and values (llama.cpp's --cache-type-k/v).
+enum class KvCacheType { F16, Q8_0, F32 };
+
 struct SessionConfig {
   int threads = 1;         // threads of the session's CPU kernels
   bool reference = false;  // run the scalar reference kernels (the oracle) instead
+  KvCacheType cache_type_k = KvCacheType::F16;
+  KvCacheType cache_type_v = KvCacheType::F16;
 };
 
 // One sequence's state (its KV cache and position) over a model.

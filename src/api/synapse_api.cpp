@@ -38,9 +38,20 @@ struct InferenceSession::Impl {
   Impl(std::shared_ptr<const LoadedModel::Impl> m, const SessionConfig& config)
       : model(std::move(m)), session(model->model, options(config)) {}
 
+  static Encoding kv_encoding(KvCacheType type) {
+    switch (type) {
+      case KvCacheType::Q8_0: return Encoding::Q8_0;
+      case KvCacheType::F32: return Encoding::F32;
+      case KvCacheType::F16: break;
+    }
+    return Encoding::F16;
+  }
+
   static exec::SessionOptions options(const SessionConfig& config) {
     exec::SessionOptions options;
     if (!config.reference) options.kernels = exec::cpu_kernel_registry({config.threads, cpu::best_cpu_target()});
+    options.kv.k = kv_encoding(config.cache_type_k);
+    options.kv.v = kv_encoding(config.cache_type_v);
     return options;
   }
 };

@@ -115,6 +115,9 @@ int run(const RunFlags& f) {
 
   exec::SessionOptions options = session_options(f.kernels);
   apply_memory_flags(f.memory, options);
+  // The KV a run can reach: the prompt and the tokens it may generate.
+  if (f.n_predict >= 0) options.memory.kv_positions = static_cast<int64_t>(prompt.size()) + f.n_predict;
+  options.all_logits = !f.dump_logits.empty();
   exec::Session session(model, options);
   if (f.plan) {
     std::fputs(session.memory_plan().c_str(), stdout);

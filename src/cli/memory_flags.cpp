@@ -6,8 +6,18 @@
 
 #include "memory/eviction_policy.h"
 #include "memory/memory_budget.h"
+#include "synapse/error.h"
 
 namespace synapse::cli {
+namespace {
+
+Encoding kv_encoding(const std::string& name) {
+  const std::optional<Encoding> encoding = exec::kv_encoding_from_name(name);
+  if (!encoding) throw Error(ErrorKind::Usage, "--cache-type-k/v: '" + name + "' is not f16, q8_0 or f32");
+  return *encoding;
+}
+
+}  // namespace
 
 void add_memory_flags(CLI::App& app, MemoryFlags& flags) {
   app.add_option("--mem-budget", flags.budget,
@@ -17,6 +27,13 @@ void add_memory_flags(CLI::App& app, MemoryFlags& flags) {
   app.add_option("--prefetch", flags.prefetch, "regions loaded ahead of the running one when paging")
       ->check(CLI::Range(0, 64));
   app.add_flag("--no-direct-io", flags.no_direct_io, "read paged weights through the page cache (no O_DIRECT)");
+  const auto kv_type = CLI::IsMember({"f16", "q8_0", "f32"});
+  app.add_option("--cache-type-k", flags.cache_type_k, "KV cache type for keys: f16, q8_0 or f32")
+      ->check(kv_type)
+      ->capture_default_str();
+  app.add_option("--cache-type-v", flags.cache_type_v, "KV cache type for values: f16, q8_0 or f32")
+      ->check(kv_type)
+      ->capture_default_str();
 }
 
 void apply_memory_flags(const MemoryFlags& flags, exec::SessionOptions& options) {
@@ -26,6 +43,8 @@ void apply_memory_flags(const MemoryFlags& flags, exec::SessionOptions& options)
   options.memory.residency.policy = flags.policy;
   options.memory.residency.direct_io = !flags.no_direct_io;
   options.memory.prefetch_depth = flags.prefetch;
+  options.kv.k = kv_encoding(flags.cache_type_k);
+  options.kv.v = kv_encoding(flags.cache_type_v);
 }
 
 void print_memory_stats(const exec::Session& session, int64_t tokens) {

@@ -1,6 +1,8 @@
 // Flags that bound a session's memory: --mem-budget SIZE (bytes, "2G", or a
 // share of the model's weights, "40%"), --cache-policy for paged weights,
-// --prefetch (regions loaded ahead) and --no-direct-io.
+// --prefetch (regions loaded ahead), --no-direct-io, and how the KV cache
+// stores keys and values: --cache-type-k / --cache-type-v f16|q8_0|f32
+// (llama.cpp's flags).
 #pragma once
 
 #include <string>
@@ -18,6 +20,8 @@ struct MemoryFlags {
   std::string policy = "lfu";
   int prefetch = 2;
   bool no_direct_io = false;
+  std::string cache_type_k = "f16";
+  std::string cache_type_v = "f16";
 };
 
 void add_memory_flags(CLI::App& app, MemoryFlags& flags);

@@ -34,7 +34,8 @@ uint64_t first_fit(std::vector<Placed>& live, uint64_t floats) {
 
 }  // namespace
 
-BufferPlan plan_buffers(const ir::Graph& graph, std::span<const ir::RegionId> order, int64_t max_tokens) {
+BufferPlan plan_buffers(const ir::Graph& graph, std::span<const ir::RegionId> order, int64_t max_tokens,
+                        int64_t max_logits_rows) {
   std::vector<int64_t> slot_of_node(graph.nodes.size(), -1);
   for (size_t i = 0; i < order.size(); ++i)
     for (ir::NodeId member : graph.region(order[i]).members) slot_of_node[member.index] = static_cast<int64_t>(i);
@@ -44,7 +45,8 @@ BufferPlan plan_buffers(const ir::Graph& graph, std::span<const ir::RegionId> or
     const ir::Value& value = graph.values[v];
     const ir::Node& producer = graph.node(value.producer);
     if (ir::is_entry(producer.op) || std::holds_alternative<ir::StateAppend>(producer.op)) continue;
-    const Extent extent = extent_of(value.type, max_tokens);
+    const bool logits = std::holds_alternative<ir::Logits>(producer.op);
+    const Extent extent = extent_of(value.type, logits ? std::min(max_tokens, max_logits_rows) : max_tokens);
     const int64_t first = slot_of_node[value.producer.index];
     lifetimes.push_back({v, first, first, static_cast<uint64_t>(extent.rows * extent.cols)});
   }

@@ -22,7 +22,10 @@ struct BufferPlan {
 // Lifetimes are counted in regions of `order` (the schedule): a value lives
 // from its producer's region to the last region that uses it (to the end for
 // graph outputs). Whole regions, not single nodes, so a fused kernel may
-// write its outputs before it has read all of its inputs.
-BufferPlan plan_buffers(const ir::Graph& graph, std::span<const ir::RegionId> order, int64_t max_tokens);
+// write its outputs before it has read all of its inputs. The logits get
+// room for max_logits_rows rows (at most max_tokens): a step computes them
+// for the tokens whose logits it returns only.
+BufferPlan plan_buffers(const ir::Graph& graph, std::span<const ir::RegionId> order, int64_t max_tokens,
+                        int64_t max_logits_rows);
 
 }  // namespace synapse::exec

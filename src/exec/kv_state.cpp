@@ -1,39 +1,85 @@
 #include "exec/kv_state.h"
 
 #include <algorithm>
-#include <string>
+#include <cstring>
+#include <variant>
 
-#include "kernels/encoding/fp16.h"
 #include "synapse/error.h"
 
 namespace synapse::exec {
 namespace {
 
-float round_to(ir::DType dtype, float x) {
-  switch (dtype) {
-    case ir::DType::F16: return fp16_to_fp32(fp32_to_fp16(x));
-    case ir::DType::BF16: return bf16_to_fp32(fp32_to_bf16(x));
-    default: return x;
-  }
+constexpr uint64_t kWordBytes = sizeof(uint64_t);
+
+uint64_t words_for(uint64_t bytes) { return (bytes + kWordBytes - 1) / kWordBytes; }
+
+// The slot a state view operand of a node reads (its StateAppend's).
+ir::SlotId slot_read(const ir::Graph& graph, ir::ValueId view) {
+  const auto* append = std::get_if<ir::StateAppend>(&graph.node(graph.value(view).producer).op);
+  if (!append) throw Error(ErrorKind::InvalidValue, "an attention reads state not appended by the graph");
+  return append->slot;
 }
 
 }  // namespace
 
-KvState::KvState(const ir::Graph& graph, int64_t max_ctx, int64_t page_rows)
-    : max_ctx_(max_ctx), page_rows_(page_rows) {
-  if (max_ctx <= 0 || page_rows <= 0)
+std::optional<Encoding> kv_encoding_from_name(const std::string& name) {
+  if (name == "f16") return Encoding::F16;
+  if (name == "q8_0") return Encoding::Q8_0;
+  if (name == "f32") return Encoding::F32;
+  return std::nullopt;
+}
+
+KvState::KvState(const ir::Graph& graph, int64_t max_ctx, KvLayout layout)
+    : max_ctx_(max_ctx), page_rows_(std::min(layout.page_rows, max_ctx)), layout_(layout) {
+  if (max_ctx <= 0 || layout.page_rows <= 0)
     throw Error(ErrorKind::InvalidValue, "KV state needs max_ctx > 0 and page_rows > 0");
-  const auto page_count = static_cast<size_t>((max_ctx + page_rows - 1) / page_rows);
-  for (const ir::StateSlot& declared : graph.slots) {
+  for (Encoding e : {layout.k, layout.v})
+    if (e != Encoding::F32 && e != Encoding::F16 && e != Encoding::Q8_0)
+      throw Error(ErrorKind::InvalidValue, "the KV cache stores f32, f16 or q8_0, not " +
+                                               std::string(encoding_info(static_cast<uint32_t>(e)).name));
+  std::vector<Encoding> encodings(graph.slots.size(), layout.k);
+  std::vector<int64_t> head_dims(graph.slots.size(), 0);
+  for (const ir::Node& node : graph.nodes)
+    if (const auto* attention = std::get_if<ir::CausalAttention>(&node.op)) {
+      for (size_t operand : {size_t{1}, size_t{2}}) head_dims[slot_read(graph, node.operands[operand]).index] = attention->head_dim;
+      encodings[slot_read(graph, node.operands[2]).index] = layout.v;
+    }
+  const auto page_count = static_cast<size_t>((max_ctx + page_rows_ - 1) / page_rows_);
+  for (size_t s = 0; s < graph.slots.size(); ++s) {
     Slot slot;
-    slot.width = declared.type.shape.back().size;
-    slot.dtype = declared.type.dtype;
+    slot.width = graph.slots[s].type.shape.back().size;
+    slot.encoding = encodings[s];
+    const EncodingInfo info = encoding_info(static_cast<uint32_t>(slot.encoding));
+    if (slot.width % info.block_elems != 0 || head_dims[s] % info.block_elems != 0)
+      throw Error(ErrorKind::InvalidValue, "a " + std::string(info.name) + " KV cache needs rows and heads of whole " +
+                                               std::to_string(info.block_elems) + "-element blocks; slot " +
+                                               graph.slots[s].name + " has width " + std::to_string(slot.width) +
+                                               " and heads of " + std::to_string(head_dims[s]));
+    slot.row_bytes = row_bytes(slot.encoding, static_cast<uint64_t>(slot.width));
+    slot.bits_word = words_for(static_cast<uint64_t>(page_rows_) * slot.row_bytes);
+    slot.page_words = slot.bits_word + (static_cast<uint64_t>(page_rows_) + 63) / 64;
     slot.pages.resize(page_count);
-    slot.written.resize(page_count);
     slot.page_table.assign(page_count, nullptr);
     slot.written_table.assign(page_count, nullptr);
     slots_.push_back(std::move(slot));
   }
+}
+
+uint64_t* KvState::allocate_page(Slot& slot, size_t page) {
+  const uint64_t bytes = slot.page_words * kWordBytes;
+  if (ledger_) {
+    const uint64_t reserved = ledger_->reserved(memory::MemoryCategory::Kv);
+    if (bytes_allocated_ + bytes > reserved)
+      ledger_->reserve(memory::MemoryCategory::Kv, bytes_allocated_ + bytes - reserved);
+  }
+  // Rows are left uninitialized: a page takes memory as its rows are written.
+  slot.pages[page].reset(new uint64_t[slot.page_words]);
+  uint64_t* data = slot.pages[page].get();
+  std::fill(data + slot.bits_word, data + slot.page_words, uint64_t{0});
+  slot.page_table[page] = reinterpret_cast<const uint8_t*>(data);
+  slot.written_table[page] = data + slot.bits_word;
+  bytes_allocated_ += bytes;
+  return data;
 }
 
 void KvState::write(ir::SlotId id, int64_t position, const float* row) {
@@ -42,53 +88,40 @@ void KvState::write(ir::SlotId id, int64_t position, const float* row) {
                 "position " + std::to_string(position) + " outside the context of " + std::to_string(max_ctx_));
   Slot& slot = slots_.at(id.index);
   const auto page = static_cast<size_t>(position / page_rows_);
-  if (!slot.pages[page]) {
-    slot.pages[page] = std::make_unique<float[]>(static_cast<size_t>(page_rows_ * slot.width));
-    slot.written[page] = std::make_unique<uint8_t[]>(static_cast<size_t>(page_rows_));  // zeroed
-    slot.page_table[page] = slot.pages[page].get();
-    slot.written_table[page] = slot.written[page].get();
-  }
-  const int64_t in_page = position % page_rows_;
-  float* dst = slot.pages[page].get() + in_page * slot.width;
-  for (int64_t i = 0; i < slot.width; ++i) dst[i] = round_to(slot.dtype, row[i]);
-  slot.written[page][in_page] = 1;
+  uint64_t* data = slot.pages[page] ? slot.pages[page].get() : allocate_page(slot, page);
+  const auto in_page = static_cast<uint64_t>(position % page_rows_);
+  quantize_row(slot.encoding, row, reinterpret_cast<uint8_t*>(data) + in_page * slot.row_bytes, slot.width);
+  data[slot.bits_word + in_page / 64] |= uint64_t{1} << (in_page % 64);
 }
 
 ref::StateRows KvState::rows(ir::SlotId id, int64_t count) const {
   const Slot& slot = slots_.at(id.index);
   return ref::StateRows{slot.page_table.data(), slot.written_table.data(), page_rows_, slot.width,
-                        std::min(count, max_ctx_)};
+                        std::min(count, max_ctx_), slot.encoding, slot.row_bytes};
 }
 
 void KvState::truncate(int64_t length) {
   for (Slot& slot : slots_)
-    for (size_t page = 0; page < slot.written.size(); ++page) {
-      if (!slot.written[page]) continue;
+    for (size_t page = 0; page < slot.pages.size(); ++page) {
+      if (!slot.pages[page]) continue;
+      uint64_t* bits = slot.pages[page].get() + slot.bits_word;
       const int64_t first = static_cast<int64_t>(page) * page_rows_;
-      for (int64_t r = std::max<int64_t>(0, length - first); r < page_rows_; ++r) slot.written[page][r] = 0;
+      for (int64_t r = std::max<int64_t>(0, length - first); r < page_rows_; ++r)
+        bits[r / 64] &= ~(uint64_t{1} << (r % 64));
     }
 }
 
 int64_t KvState::pages_allocated() const {
   int64_t n = 0;
   for (const Slot& slot : slots_)
-    n += std::count_if(slot.page_table.begin(), slot.page_table.end(), [](const float* p) { return p != nullptr; });
+    n += std::count_if(slot.page_table.begin(), slot.page_table.end(), [](const uint8_t* p) { return p != nullptr; });
   return n;
 }
 
-uint64_t KvState::bytes_allocated() const {
+uint64_t KvState::bytes_for(int64_t positions) const {
+  const int64_t pages = (std::clamp<int64_t>(positions, 0, max_ctx_) + page_rows_ - 1) / page_rows_;
   uint64_t bytes = 0;
-  for (const Slot& slot : slots_)
-    for (const float* page : slot.page_table)
-      if (page) bytes += static_cast<uint64_t>(page_rows_) * (slot.width * sizeof(float) + 1);
-  return bytes;
-}
-
-uint64_t KvState::bytes_at_capacity(const ir::Graph& graph, int64_t max_ctx, int64_t page_rows) {
-  const auto rows = static_cast<uint64_t>((max_ctx + page_rows - 1) / page_rows * page_rows);
-  uint64_t bytes = 0;
-  for (const ir::StateSlot& slot : graph.slots)
-    bytes += rows * (static_cast<uint64_t>(slot.type.shape.back().size) * sizeof(float) + 1);
+  for (const Slot& slot : slots_) bytes += static_cast<uint64_t>(pages) * slot.page_words * kWordBytes;
   return bytes;
 }
 

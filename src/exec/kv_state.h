@@ -1,54 +1,89 @@
 // KV state (SPEC §7): one store per state slot, in fixed-size pages of
 // positions allocated when first written, so a long maximum context costs
-// only the pointer table until it is used.
+// only the pointer table until it is used. Rows are stored in the session's
+// encoding (KvLayout: F16 by default, Q8_0 or F32), which attention reads
+// directly. The encoding is a property of the session, not of the graph:
+// a slot's declared dtype stays the logical type of its view (and part of
+// the model's fingerprint) whatever the session stores.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "ir/graph.h"
+#include "kernels/encoding/encoding.h"
 #include "kernels/ref/attention.h"
+#include "memory/memory_budget.h"
 
 namespace synapse::exec {
 
+struct KvLayout {
+  static constexpr int64_t kDefaultPageRows = 256;
+  Encoding k = Encoding::F16;  // slots attention reads as keys
+  Encoding v = Encoding::F16;  // slots attention reads as values (others are stored as keys)
+  int64_t page_rows = kDefaultPageRows;
+};
+
+// "f16", "q8_0" or "f32" (llama.cpp's --cache-type-k/v names); nullopt otherwise.
+std::optional<Encoding> kv_encoding_from_name(const std::string& name);
+
 class KvState {
  public:
-  static constexpr int64_t kDefaultPageRows = 256;
+  static constexpr int64_t kDefaultPageRows = KvLayout::kDefaultPageRows;
 
-  KvState(const ir::Graph& graph, int64_t max_ctx, int64_t page_rows = kDefaultPageRows);
+  // Pages hold min(layout.page_rows, max_ctx) rows. Throws
+  // Error(InvalidValue) for an encoding other than F32, F16 and Q8_0, or
+  // Q8_0 for a slot whose attention heads are not whole 32-element blocks.
+  KvState(const ir::Graph& graph, int64_t max_ctx, KvLayout layout = {});
 
-  // Stores row (the slot's width) at position, rounded to the slot's dtype
-  // (F16/BF16 values round-trip as llama.cpp's cache would store them).
-  // Throws Error(InvalidValue) for a position outside [0, max_ctx).
+  // Stores row (the slot's width) at position in the slot's encoding,
+  // allocating its page on the first row written there. Throws
+  // Error(InvalidValue) for a position outside [0, max_ctx), and
+  // Error(InsufficientMemory) naming kv when a new page does not fit the
+  // ledger (see charge_pages_to); the state is unchanged then.
   void write(ir::SlotId slot, int64_t position, const float* row);
   // The view [0, count) of a slot, for attention; unwritten rows are holes.
   ref::StateRows rows(ir::SlotId slot, int64_t count) const;
   // Forgets every position >= length (pages stay allocated for reuse).
   void truncate(int64_t length);
 
-  // What the state takes once all max_ctx positions are written.
-  static uint64_t bytes_at_capacity(const ir::Graph& graph, int64_t max_ctx, int64_t page_rows = kDefaultPageRows);
+  // From now on a page allocated past what `ledger` reserves for KV
+  // reserves the difference first. Null: pages are not accounted.
+  void charge_pages_to(memory::MemoryLedger* ledger) { ledger_ = ledger; }
+
+  // The pages that hold positions [0, positions) of every slot, in bytes.
+  uint64_t bytes_for(int64_t positions) const;
 
   int64_t max_ctx() const { return max_ctx_; }
   int64_t page_rows() const { return page_rows_; }
+  const KvLayout& layout() const { return layout_; }
   int64_t pages_allocated() const;
-  uint64_t bytes_allocated() const;
+  uint64_t bytes_allocated() const { return bytes_allocated_; }
 
  private:
   struct Slot {
     int64_t width = 0;
-    ir::DType dtype = ir::DType::F32;
-    std::vector<std::unique_ptr<float[]>> pages;
-    std::vector<std::unique_ptr<uint8_t[]>> written;
-    // Raw pointers of the two above (null until allocated): the view's tables.
-    std::vector<const float*> page_table;
-    std::vector<const uint8_t*> written_table;
+    Encoding encoding = Encoding::F16;
+    uint64_t row_bytes = 0;
+    uint64_t bits_word = 0;   // where a page's written bits start, in words
+    uint64_t page_words = 0;  // rows then written bits
+    std::vector<std::unique_ptr<uint64_t[]>> pages;
+    // Into the pages above (null until allocated): the view's tables.
+    std::vector<const uint8_t*> page_table;
+    std::vector<const uint64_t*> written_table;
   };
+
+  uint64_t* allocate_page(Slot& slot, size_t page);
 
   int64_t max_ctx_;
   int64_t page_rows_;
+  KvLayout layout_;
   std::vector<Slot> slots_;
+  uint64_t bytes_allocated_ = 0;
+  memory::MemoryLedger* ledger_ = nullptr;
 };
 
 }  // namespace synapse::exec

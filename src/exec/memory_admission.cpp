@@ -10,14 +10,14 @@ uint64_t model_weight_bytes(const Model& model) {
   return bytes;
 }
 
-MemoryAdmission admit_memory(const Model& model, const RegionScheduler& scheduler, int64_t max_ctx,
+MemoryAdmission admit_memory(const Model& model, const RegionScheduler& scheduler, const KvState& kv,
                              const MemoryOptions& options) {
   using memory::MemoryCategory;
   const uint64_t budget =
       options.budget.set() ? options.budget.resolve(model_weight_bytes(model)) : memory::MemoryLedger::kUnlimited;
   MemoryAdmission admission{memory::MemoryLedger(budget), {}};
   memory::MemoryLedger& ledger = admission.ledger;
-  ledger.reserve(MemoryCategory::Kv, KvState::bytes_at_capacity(model.graph, max_ctx));
+  ledger.reserve(MemoryCategory::Kv, kv.bytes_for(options.kv_positions > 0 ? options.kv_positions : kv.max_ctx()));
   ledger.reserve(MemoryCategory::Scratch, scheduler.scratch_bytes());
   ledger.reserve(MemoryCategory::Weights, scheduler.decoded_weight_bytes());
   // A table row read from the file when its slice is not resident.

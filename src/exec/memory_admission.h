@@ -1,9 +1,10 @@
 // Admission of a session under a memory budget (SPEC §8): the ledger
-// reserves the KV state at full context, the step's scratch, the decoded
-// vectors and a staging row; what is left holds matrix weights, resident
-// or paged as the residency plan decides. Everything is checked before any
-// compute; a budget that cannot hold a category fails with
-// Error(InsufficientMemory) naming it.
+// reserves the KV pages of the positions a run is expected to reach, the
+// step's scratch, the decoded vectors and a staging row; what is left holds
+// matrix weights, resident or paged as the residency plan decides. Everything
+// is checked before any compute; a budget that cannot hold a category fails
+// with Error(InsufficientMemory) naming it. KV pages past the expected
+// positions are charged to the ledger as they are allocated (KvState).
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,9 @@ struct MemoryOptions {
   memory::ResidencyOptions residency;
   int prefetch_depth = 2;  // regions loaded ahead of the one running
   uint64_t slice_bytes = uint64_t{16} << 20;
+  // Positions the session is expected to reach (a prompt and the tokens to
+  // generate): their KV pages are reserved up front. 0: the whole context.
+  int64_t kv_positions = 0;
 };
 
 struct MemoryAdmission {
@@ -30,7 +34,7 @@ struct MemoryAdmission {
   memory::ResidencyPlan plan;
 };
 
-MemoryAdmission admit_memory(const Model& model, const RegionScheduler& scheduler, int64_t max_ctx,
+MemoryAdmission admit_memory(const Model& model, const RegionScheduler& scheduler, const KvState& kv,
                              const MemoryOptions& options);
 
 // The ledger and the plan, for `synapse run --plan`.

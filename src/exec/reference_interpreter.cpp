@@ -8,11 +8,11 @@
 
 namespace synapse::exec {
 
-ReferenceInterpreter::ReferenceInterpreter(const Model& model, ref::Accumulation accumulation, int64_t kv_page_rows)
+ReferenceInterpreter::ReferenceInterpreter(const Model& model, ref::Accumulation accumulation, KvLayout kv)
     : model_(model),
       accumulation_(accumulation),
       weights_(model),
-      kv_(model.graph, model.graph.bounds.at("max_ctx"), kv_page_rows),
+      kv_(model.graph, model.graph.bounds.at("max_ctx"), kv),
       scratch_(model.graph, weights_, kv_.max_ctx()),
       region_of_node_(model.graph.nodes.size(), -1) {
   for (size_t r = 0; r < model.graph.regions.size(); ++r)

@@ -28,9 +28,9 @@ struct InterpretedStep {
 class ReferenceInterpreter {
  public:
   // The model must outlive the interpreter. The KV state spans the graph's
-  // "max_ctx" bound.
+  // "max_ctx" bound, stored as `kv` says (as a session's, by default).
   explicit ReferenceInterpreter(const Model& model, ref::Accumulation accumulation = ref::Accumulation::F32,
-                                int64_t kv_page_rows = KvState::kDefaultPageRows);
+                                KvLayout kv = {});
 
   // One step: tokens at positions (any count up to max_ctx); state persists
   // between steps.

@@ -35,15 +35,17 @@ const char* to_string(ir::RegionKindTag tag) {
   return "?";
 }
 
-RegionScheduler::RegionScheduler(const Model& model, const KernelRegistry& kernels, ref::Accumulation accumulation)
+RegionScheduler::RegionScheduler(const Model& model, const KernelRegistry& kernels, ref::Accumulation accumulation,
+                                 int64_t logits_rows)
     : model_(model),
       accumulation_(accumulation),
       chunk_(model.graph.bounds.at("chunk")),
+      logits_rows_(std::clamp<int64_t>(logits_rows, 1, chunk_)),
       weights_(model),
       scratch_(model.graph, weights_, model.graph.bounds.at("max_ctx")),
       order_(region_order(model.graph)),
       entry_inputs_(model.graph.entry_inputs()),
-      plan_(plan_buffers(model.graph, order_, chunk_)),
+      plan_(plan_buffers(model.graph, order_, chunk_, logits_rows_)),
       arena_(new float[plan_.arena_floats]),
       values_(model.graph.values.size()),
       gather_(model.graph, chunk_) {
@@ -78,6 +80,11 @@ std::span<const float> RegionScheduler::run(const StepInput& input, KvState& kv,
   const auto tokens = static_cast<int64_t>(input.tokens.size());
   if (tokens < 1 || tokens > chunk_ || input.positions.size() != input.tokens.size())
     throw Error(ErrorKind::InvalidValue, "a step takes 1.." + std::to_string(chunk_) + " tokens, one position each");
+  const int64_t output_rows = input.output_rows > 0 ? std::min(input.output_rows, tokens) : tokens;
+  if (output_rows > logits_rows_)
+    throw Error(ErrorKind::InvalidValue, "a step asks for " + std::to_string(output_rows) +
+                                             " logits rows; the session plans for " + std::to_string(logits_rows_) +
+                                             " (create it for all logits)");
   const ir::Graph& graph = model_.graph;
   for (TensorRef& value : values_) value.present = false;
   for (ir::NodeId entry : entry_inputs_) {
@@ -91,7 +98,7 @@ std::span<const float> RegionScheduler::run(const StepInput& input, KvState& kv,
   }
 
   StepContext ctx{graph, weights_, kv, values_, scratch_, tokens, accumulation_};
-  ctx.output_rows = input.output_rows;
+  ctx.output_rows = output_rows;
   ctx.residency = residency_.get();
   for (ir::RegionId id : order_) {
     if (cancel && cancel->load(std::memory_order_relaxed)) throw Cancelled();

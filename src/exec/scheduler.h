@@ -75,15 +75,17 @@ struct StepInput {
 
 class RegionScheduler {
  public:
-  // The model must outlive the scheduler. Throws Error(InvalidValue) when
-  // the regions' dependencies form a cycle.
+  // The model must outlive the scheduler. Steps return logits for at most
+  // logits_rows tokens (buffers are planned for that many). Throws
+  // Error(InvalidValue) when the regions' dependencies form a cycle.
   RegionScheduler(const Model& model, const KernelRegistry& kernels,
-                  ref::Accumulation accumulation = ref::Accumulation::F32);
+                  ref::Accumulation accumulation = ref::Accumulation::F32, int64_t logits_rows = 1);
 
   // Runs one step of 1..chunk tokens against kv and returns its logits rows
-  // [tokens, vocab], valid until the next step; empty when the logits are
-  // absent (a region they need did not run). Throws Cancelled, between
-  // regions, once *cancel is true.
+  // [output rows, vocab], valid until the next step; empty when the logits
+  // are absent (a region they need did not run). Throws Error(InvalidValue)
+  // before any compute for a step that asks for more logits rows than
+  // planned; Cancelled, between regions, once *cancel is true.
   std::span<const float> run(const StepInput& input, KvState& kv, const std::atomic<bool>* cancel = nullptr);
 
   void set_listener(RegionListener listener) { listener_ = std::move(listener); }
@@ -95,6 +97,7 @@ class RegionScheduler {
   std::span<const ir::RegionId> order() const { return order_; }
   const RegionKernel& kernel(ir::RegionId region) const { return *kernels_.at(region.index); }
   int64_t chunk() const { return chunk_; }
+  int64_t logits_rows() const { return logits_rows_; }
   uint64_t arena_bytes() const { return plan_.arena_floats * sizeof(float); }
   // The arena and the ops' scratch: what a step works in.
   uint64_t scratch_bytes() const { return arena_bytes() + scratch_.bytes(); }
@@ -112,6 +115,7 @@ class RegionScheduler {
   const Model& model_;
   ref::Accumulation accumulation_;
   int64_t chunk_;
+  int64_t logits_rows_;
   WeightTable weights_;
   StepScratch scratch_;
   std::vector<ir::RegionId> order_;
@@ -122,8 +126,8 @@ class RegionScheduler {
   std::vector<RegionWeightBytes> weight_bytes_;
   std::vector<std::vector<ir::ValueId>> required_inputs_;  // inputs used by a non-Merge member
   BufferPlan plan_;
-  // Left uninitialized: pages no step writes (most of a chunk-sized logits
-  // buffer in decode) are never touched, so they take no memory.
+  // Left uninitialized: pages no step writes (most of a chunk-sized
+  // activation in decode) are never touched, so they take no memory.
   std::unique_ptr<float[]> arena_;
   std::vector<TensorRef> values_;
   ir::ValueId logits_;

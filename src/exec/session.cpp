@@ -25,11 +25,14 @@ const KernelRegistry& reference_kernels() {
 
 Session::Session(const Model& model, SessionOptions options)
     : model_(model),
-      kv_(model.graph, model.graph.bounds.at("max_ctx"), options.kv_page_rows),
-      scheduler_(model, options.kernels ? *options.kernels : reference_kernels(), options.accumulation),
-      memory_(admit_memory(model, scheduler_, kv_.max_ctx(), options.memory)),
+      kv_(model.graph, model.graph.bounds.at("max_ctx"), options.kv),
+      scheduler_(model, options.kernels ? *options.kernels : reference_kernels(), options.accumulation,
+                 options.all_logits ? model.graph.bounds.at("chunk") : 1),
+      memory_(admit_memory(model, scheduler_, kv_, options.memory)),
       vocab_(vocabulary_of(model.graph)),
-      positions_(static_cast<size_t>(scheduler_.chunk())) {
+      positions_(static_cast<size_t>(scheduler_.chunk())),
+      all_logits_(options.all_logits) {
+  kv_.charge_pages_to(&memory_.ledger);
   for (ir::NodeId out : model.graph.entry_outputs()) {
     const ir::Node& node = model.graph.node(out);
     if (std::get<ir::Output>(node.op).kind == ir::OutputKind::Logits)
@@ -87,6 +90,8 @@ std::span<const float> Session::eval(std::span<const int32_t> tokens) {
 }
 
 std::vector<float> Session::eval_all(std::span<const int32_t> tokens) {
+  if (!all_logits_)
+    throw Error(ErrorKind::InvalidValue, "every token's logits need a session created for all logits");
   std::vector<float> all;
   all.reserve(tokens.size() * last_logits_.size());
   run_chunks(tokens, 0, [&](std::span<const float> logits, size_t) { all.insert(all.end(), logits.begin(), logits.end()); });

@@ -19,7 +19,11 @@ namespace synapse::exec {
 
 struct SessionOptions {
   ref::Accumulation accumulation = ref::Accumulation::F32;
-  int64_t kv_page_rows = KvState::kDefaultPageRows;
+  // How KV rows are stored (F16 by default) and paged.
+  KvLayout kv;
+  // Plan logits for every token of a step, as eval_all needs; otherwise
+  // steps return the last token's row only, and buffers hold one row.
+  bool all_logits = false;
   // Kernels to bind regions to; null: the reference kernel for every region.
   std::shared_ptr<const KernelRegistry> kernels;
   // A memory budget; weights page in and out to stay within it.
@@ -30,7 +34,10 @@ class Session {
  public:
   // The model must outlive the session; its graph's bounds give chunk and
   // max_ctx. Throws Error(InsufficientMemory) when options.memory's budget
-  // cannot hold the session, before any compute.
+  // cannot hold the session, before any compute. KV pages past the
+  // positions admission charged (options.memory.kv_positions) are charged
+  // to the budget as they are allocated: an eval that needs one the budget
+  // cannot hold throws Error(InsufficientMemory) naming kv, and is undone.
   explicit Session(const Model& model, SessionOptions options = {});
 
   // Evaluates tokens at the next positions and returns the last token's
@@ -39,7 +46,8 @@ class Session {
   // overflow; Cancelled when cancel() is called meanwhile. After a throw the
   // session is as it was before the call.
   std::span<const float> eval(std::span<const int32_t> tokens);
-  // The same, returning every token's logits, [tokens, vocab].
+  // The same, returning every token's logits, [tokens, vocab]. Throws
+  // Error(InvalidValue) unless the session was created with all_logits.
   std::vector<float> eval_all(std::span<const int32_t> tokens);
 
   // Makes the running eval (or, if none runs, the next one) throw Cancelled
@@ -82,6 +90,7 @@ class Session {
   uint64_t steps_ = 0;
   std::vector<int32_t> positions_;  // one chunk's positions
   std::vector<float> last_logits_;
+  bool all_logits_ = false;
   std::atomic<bool> cancel_{false};
 };
 

@@ -2,10 +2,11 @@
 // pages; a paged run prints the ids of the resident run and its trace
 // carries the paging counters into `synapse trace`; a budget that cannot
 // hold the session exits 3 naming the category, and a budget that does not
-// parse is a usage error.
+// parse is a usage error, as is a KV cache type other than f16, q8_0, f32.
 #include <gtest/gtest.h>
 
 #include "support/command_runner.h"
+#include "support/test_files.h"
 #include "support/tiny_model.h"
 
 namespace synapse {
@@ -56,7 +57,9 @@ TEST(MemoryCli, BudgetThatCannotHoldTheSessionExitsThreeNamingTheCategory) {
   EXPECT_EQ(kv.exit_code, 3);
   EXPECT_NE(kv.out.find("InsufficientMemory"), std::string::npos) << kv.out;
   EXPECT_NE(kv.out.find("[kv]"), std::string::npos) << kv.out;
-  const auto weights = test::run_synapse(run_args(model, {"--mem-budget", "50%"}), true);
+  // KV for the 15 positions the run reaches and scratch for one logits row
+  // fit in 20%, the largest region's weights do not.
+  const auto weights = test::run_synapse(run_args(model, {"--mem-budget", "20%"}), true);
   EXPECT_EQ(weights.exit_code, 3);
   EXPECT_NE(weights.out.find("[weights]"), std::string::npos) << weights.out;
 }
@@ -66,6 +69,21 @@ TEST(MemoryCli, BudgetOrPolicyThatDoesNotParseIsAUsageError) {
   const std::string model = test::write_tiny_model(dir, "olmoe", "q8_0");
   EXPECT_EQ(test::run_synapse(run_args(model, {"--mem-budget", "lots"})).exit_code, 2);
   EXPECT_EQ(test::run_synapse(run_args(model, {"--mem-budget", "60%", "--cache-policy", "fifo"})).exit_code, 2);
+}
+
+TEST(MemoryCli, KvCacheTypesRunAndOthersAreUsageErrors) {
+  test::TempDir dir;
+  const std::string model = test::write_tiny_model(dir, "qwen2", "q8_0");
+  const auto f32 = test::run_synapse(run_args(model, {"--cache-type-k", "f32", "--cache-type-v", "f32"}));
+  ASSERT_EQ(f32.exit_code, 0) << f32.out;
+  for (const char* type : {"f16", "q8_0"}) {
+    const auto run = test::run_synapse(run_args(model, {"--cache-type-k", type, "--cache-type-v", type}));
+    ASSERT_EQ(run.exit_code, 0) << type << run.out;
+    EXPECT_EQ(test::parse_ids(test::last_line(run.out)).size(), 12u) << type;
+  }
+  for (const char* flag : {"--cache-type-k", "--cache-type-v"})
+    for (const char* bad : {"q4_0", "F16", "bf16", ""})
+      EXPECT_EQ(test::run_synapse(run_args(model, {flag, bad})).exit_code, 2) << flag << " " << bad;
 }
 
 }  // namespace

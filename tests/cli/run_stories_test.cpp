@@ -37,7 +37,7 @@ Reference read_reference(const std::filesystem::path& stem) {
 Reference run_greedy(const std::string& model, const test::TempDir& dir) {
   const std::string dump = dir.file("logits.f32");
   auto r = test::run_synapse({"run", "-m", model, "--tokens", "1", "-n", "256", "--temp", "0", "--ignore-eos",
-                              "--ids", "--dump-logits", dump});
+                              "--ids", "--dump-logits", dump, "--cache-type-k", "f32", "--cache-type-v", "f32"});  // run.c's cache
   EXPECT_EQ(r.exit_code, 0);
   return {test::parse_ids(test::last_line(r.out)), test::read_floats(dump)};
 }

@@ -165,7 +165,9 @@ TEST(ExecConditional, ZeroPolicyBypassesTheRegion) {
     std::map<std::string, std::vector<float>> fixed;
     if (!active) fixed["policy"] = std::vector<float>(4, 0.0f);
     const Model model = make_model(policy_graph(), 3, fixed);
-    Session session(model);
+    SessionOptions options;
+    options.all_logits = true;
+    Session session(model, options);
     ReferenceInterpreter interpreter(model);
     OutcomeLog log;
     session.scheduler().set_listener(log.listener());

@@ -32,6 +32,11 @@ std::vector<float> logits_of_each_token(Session& session, const std::vector<int3
 Session cpu_session(const Model& model, int threads, cpu::CpuTarget target = cpu::best_cpu_target()) {
   SessionOptions options;
   options.kernels = cpu_kernel_registry({threads, target});
+  options.all_logits = true;
+  // F32 KV: an F16 cache would round keys the two kernels computed a few
+  // ulps apart onto different halves, hiding the kernels' own agreement
+  // (KV encodings are tested against each other in kv_encoding_test).
+  options.kv = {Encoding::F32, Encoding::F32};
   return Session(model, options);
 }
 
@@ -51,7 +56,10 @@ TEST(CpuRegionKernel, LogitsStayCloseToTheReferenceKernel) {
   for (const char* arch : {"llama", "qwen2", "qwen3"})
     for (const char* type : {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_k", "q6_k"}) {
       const Model model = load_model(test::write_tiny_model(dir, arch, type, std::string(arch) + type + ".gguf"));
-      Session reference(model);
+      SessionOptions all_rows;
+      all_rows.all_logits = true;
+      all_rows.kv = {Encoding::F32, Encoding::F32};
+      Session reference(model, all_rows);
       const std::vector<float> expected = reference.eval_all(kPrompt);
       for (cpu::CpuTarget target : cpu::supported_cpu_targets()) {
         Session session = cpu_session(model, 2, target);

@@ -72,7 +72,9 @@ TEST(MoePrefill, ChunkRunsEachSelectedExpertOnceOnItsRoutedTokens) {
 TEST(MoePrefill, ChunkLogitsEqualTokenByTokenDecode) {
   test::TempDir dir;
   const Model model = load_model(test::write_tiny_model(dir, "qwen2moe", "f32"));
-  Session prefill(model), decode(model);
+  SessionOptions all_rows;
+  all_rows.all_logits = true;
+  Session prefill(model, all_rows), decode(model);
   const std::vector<float> rows = prefill.eval_all(kPrompt);
   const size_t vocab = static_cast<size_t>(prefill.vocab());
   ASSERT_EQ(rows.size(), kPrompt.size() * vocab);

@@ -38,6 +38,7 @@ std::string synth_tiny(const test::TempDir& dir, const std::string& arch) {
 SessionOptions cpu_options() {
   SessionOptions options;
   options.kernels = cpu_kernel_registry({2, cpu::best_cpu_target()});
+  options.all_logits = true;
   return options;
 }
 

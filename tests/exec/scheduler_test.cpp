@@ -46,7 +46,9 @@ struct OutputRecorder {
 void expect_scheduler_matches_interpreter(const DenseConfig& config) {
   const Model model = make_model(build_dense(config));
   ReferenceInterpreter interpreter(model);
-  Session session(model);
+  SessionOptions options;
+  options.all_logits = true;
+  Session session(model, options);
   OutputRecorder recorder{model.graph, {}, {}};
   session.scheduler().set_listener(recorder.listener());
 
@@ -80,8 +82,10 @@ TEST(ExecScheduler, Fp64AccumulationAgreesWithFp32) {
   const Model model = make_model(build_dense());
   ReferenceInterpreter exact(model, ref::Accumulation::F64);
   SessionOptions options;
+  options.all_logits = true;
+  Session f32(model, options);
   options.accumulation = ref::Accumulation::F64;
-  Session f64(model, options), f32(model);
+  Session f64(model, options);
   const std::vector<int32_t> tokens{5, 1, 2, 8, 3};
   const std::vector<int32_t> positions{0, 1, 2, 3, 4};
   const std::vector<float> expected = exact.run(tokens, positions).logits;
@@ -123,7 +127,7 @@ TEST(ExecScheduler, RegionOrderIsTopological) {
 TEST(ExecBufferPlan, ValuesShareSpaceOnlyWhenLifetimesAreDisjoint) {
   const ir::Graph graph = build_dense();
   const std::vector<ir::RegionId> order = region_order(graph);
-  const BufferPlan plan = plan_buffers(graph, order, 4);
+  const BufferPlan plan = plan_buffers(graph, order, 4, 4);
   uint64_t total = 0;
   for (uint32_t v = 0; v < graph.values.size(); ++v)
     if (plan.offsets[v] != BufferPlan::kNoBuffer)

@@ -19,13 +19,15 @@ TEST(ExecSessionRewind, ContinuationAfterRewindEqualsFreshEvaluation) {
   const Model model = make_model(build_dense());  // chunk 4
   const std::vector<int32_t> first = {1, 2, 3, 4, 5, 6};
   const std::vector<int32_t> replacement = {7, 8, 9};
-  Session rewound(model);
+  SessionOptions options;
+  options.all_logits = true;
+  Session rewound(model, options);
   rewound.eval(first);
   rewound.rewind(2);  // keep 1 2
   EXPECT_EQ(rewound.position(), 2);
   const std::vector<float> got = rewound.eval_all(replacement);
 
-  Session fresh(model);
+  Session fresh(model, options);
   const std::vector<float> expected = fresh.eval_all(std::vector<int32_t>{1, 2, 7, 8, 9});
   ASSERT_EQ(got.size() * 5, expected.size() * 3);
   const size_t skip = expected.size() - got.size();  // the rows of 1 2

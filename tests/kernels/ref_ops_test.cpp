@@ -106,17 +106,17 @@ TEST(RefOpsRope, YarnWithoutRampIsLinearInterpolationTimesAttnFactor) {
 }
 
 // Keys and values in one page; row p of a [count, width] buffer.
-StateRows contiguous(const std::vector<float>& rows, int64_t width, const float* const* page) {
-  return StateRows{page, nullptr, static_cast<int64_t>(rows.size()) / width, width,
-                   static_cast<int64_t>(rows.size()) / width};
+StateRows contiguous(const std::vector<float>& rows, int64_t width, const uint8_t* const* page) {
+  const int64_t count = static_cast<int64_t>(rows.size()) / width;
+  return f32_rows(page, count, width, count);
 }
 
 TEST(RefOpsAttention, GroupedQueryCausalSoftmax) {
   // 4 query heads, 2 kv heads, head_dim 1: heads 0,1 read kv head 0; 2,3 kv head 1.
   const std::vector<float> keys{1, 0, 0, 1};    // pos 0: (1, 0); pos 1: (0, 1)
   const std::vector<float> values{1, 10, 3, 30};
-  const float* k_page = keys.data();
-  const float* v_page = values.data();
+  const auto* k_page = reinterpret_cast<const uint8_t*>(keys.data());
+  const auto* v_page = reinterpret_cast<const uint8_t*>(values.data());
   const StateRows k = contiguous(keys, 2, &k_page), v = contiguous(values, 2, &v_page);
   const std::vector<float> q{1, 2, 3, 4, 1, 2, 3, 4};  // tokens at positions 0 and 1
   const std::vector<int32_t> positions{0, 1};
@@ -138,11 +138,12 @@ TEST(RefOpsAttention, GroupedQueryCausalSoftmax) {
 
 TEST(RefOpsAttention, UnwrittenPositionsAreMasked) {
   const std::vector<float> keys{5, 1}, values{100, 7};
-  const std::vector<uint8_t> written{0, 1};
-  const float* k_page = keys.data();
-  const float* v_page = values.data();
-  const uint8_t* flags = written.data();
-  const StateRows k{&k_page, &flags, 2, 1, 2}, v{&v_page, &flags, 2, 1, 2};
+  const uint64_t written = 0b10;  // row 0 a hole
+  const auto* k_page = reinterpret_cast<const uint8_t*>(keys.data());
+  const auto* v_page = reinterpret_cast<const uint8_t*>(values.data());
+  const uint64_t* bits = &written;
+  StateRows k = f32_rows(&k_page, 2, 1, 2), v = f32_rows(&v_page, 2, 1, 2);
+  k.written = v.written = &bits;
   const float q = 1;
   const int32_t position = 1;
   float out = 0, scores[2];

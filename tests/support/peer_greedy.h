@@ -42,7 +42,8 @@ inline void expect_greedy_equals_peer(const std::string& arch, const std::string
     for (const auto& t : prompt) joined += (joined.empty() ? "" : " ") + t;
     const std::string ours_dump = dir.file("ours.f32"), peer_dump = dir.file("peer.f32");
     auto ours = run_synapse({"run", "-m", model, "--tokens", joined, "-n", std::to_string(kGenerate), "--temp", "0",
-                             "--ignore-eos", "--ids", "--dump-logits", ours_dump});
+                             "--ignore-eos", "--ids", "--dump-logits", ours_dump, "--cache-type-k", "f32",
+                             "--cache-type-v", "f32"});  // as the peer's --kv f32
     ASSERT_EQ(ours.exit_code, 0) << what;
     std::vector<std::string> peer_args = {"greedy", model, "-n", std::to_string(kGenerate), "--kv", "f32",
                                           "--fa", "off", "--dump", peer_dump};

@@ -50,7 +50,9 @@ TEST(SynthQwen3Moe, SmallOverridesKeepTheHeadDimensionAndRunAStep) {
     }
   EXPECT_EQ(attention_layers, 1u);
 
-  exec::Session session(model);
+  exec::SessionOptions options;
+  options.all_logits = true;
+  exec::Session session(model, options);
   const std::vector<float> prompt_rows = session.eval_all(kPrompt);
   ASSERT_EQ(prompt_rows.size(), kPrompt.size() * kVocab);
   for (float x : prompt_rows) ASSERT_TRUE(std::isfinite(x));
@@ -69,7 +71,10 @@ TEST(SynthQwen3Moe, SmallOverridesGiveLlamaCppsLogits) {
   const std::vector<float> peer = test::read_floats(dump);
 
   const Model model = load_model(path, LoadOptions{.max_ctx = 16});
-  exec::Session session(model);
+  exec::SessionOptions options;
+  options.all_logits = true;
+  options.kv = {Encoding::F32, Encoding::F32};  // as the peer's --kv f32
+  exec::Session session(model, options);
   const std::vector<float> ours = session.eval_all(kPrompt);
   ASSERT_EQ(peer.size(), ours.size());
   float worst = 0;

@@ -5,16 +5,31 @@
 #include <limits>
 
 namespace synapse::ref {
+
+const uint8_t* StateRows::at(int64_t p, int64_t first) const {
+  return row(p) + synapse::row_bytes(encoding, static_cast<uint64_t>(first));
+}
+
 namespace {
+
+// Rows are read in pieces of one Q8_0 block, dequantized on the stack.
+constexpr int64_t kPiece = 32;
 
 template <class Acc>
 void attend(const float* q, int32_t position, const StateRows& k, const StateRows& v, int64_t kv_offset,
             const AttentionShape& shape, float* out, float* scores) {
   const int64_t last = std::min<int64_t>(position, k.count - 1);
+  float piece[kPiece];
   float max_score = -std::numeric_limits<float>::infinity();
   for (int64_t j = 0; j <= last; ++j) {
     if (!k.has(j)) continue;
-    scores[j] = static_cast<float>(dot_as<Acc>(q, k.row(j) + kv_offset, shape.head_dim)) * shape.scale;
+    Acc dot = 0;  // summed in element order, as dot_as does
+    for (int64_t d0 = 0; d0 < shape.head_dim; d0 += kPiece) {
+      const int64_t n = std::min(kPiece, shape.head_dim - d0);
+      dequantize_row(k.encoding, k.at(j, kv_offset + d0), piece, n);
+      for (int64_t i = 0; i < n; ++i) dot += static_cast<Acc>(q[d0 + i]) * static_cast<Acc>(piece[i]);
+    }
+    scores[j] = static_cast<float>(dot) * shape.scale;
     max_score = std::max(max_score, scores[j]);
   }
   Acc total = 0;
@@ -23,11 +38,15 @@ void attend(const float* q, int32_t position, const StateRows& k, const StateRow
     scores[j] = std::exp(scores[j] - max_score);
     total += scores[j];
   }
-  for (int64_t d = 0; d < shape.head_dim; ++d) {
-    Acc sum = 0;
-    for (int64_t j = 0; j <= last; ++j)
-      if (k.has(j)) sum += static_cast<Acc>(scores[j]) * v.row(j)[kv_offset + d];
-    out[d] = total > 0 ? static_cast<float>(sum / total) : 0.0f;
+  for (int64_t d0 = 0; d0 < shape.head_dim; d0 += kPiece) {
+    const int64_t n = std::min(kPiece, shape.head_dim - d0);
+    Acc sums[kPiece] = {};
+    for (int64_t j = 0; j <= last; ++j) {
+      if (!k.has(j)) continue;
+      dequantize_row(v.encoding, v.at(j, kv_offset + d0), piece, n);
+      for (int64_t i = 0; i < n; ++i) sums[i] += static_cast<Acc>(scores[j]) * piece[i];
+    }
+    for (int64_t i = 0; i < n; ++i) out[d0 + i] = total > 0 ? static_cast<float>(sums[i] / total) : 0.0f;
   }
 }
 

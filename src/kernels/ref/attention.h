@@ -4,27 +4,44 @@
 
 #include <cstdint>
 
+#include "kernels/encoding/encoding.h"
 #include "kernels/ref/accumulation.h"
 
 namespace synapse::ref {
 
-// Rows of a state view stored in pages of page_rows rows each: row p is
-// pages[p / page_rows][(p % page_rows) * width ...]. written, when set, holds
-// a flag per row in the same paging; rows never written are masked (holes).
+// Rows of a state view stored in pages of page_rows rows each, every row
+// `width` elements in `encoding` (F32, F16 or Q8_0): row p starts at byte
+// (p % page_rows) * row_bytes of pages[p / page_rows]. written, when set,
+// holds a bit per row in the same paging (bit r % 64 of word r / 64); rows
+// never written are masked (holes).
 struct StateRows {
-  const float* const* pages = nullptr;
-  const uint8_t* const* written = nullptr;
+  const uint8_t* const* pages = nullptr;
+  const uint64_t* const* written = nullptr;
   int64_t page_rows = 0;
   int64_t width = 0;
   int64_t count = 0;
+  Encoding encoding = Encoding::F32;
+  uint64_t row_bytes = 0;  // of one row of width elements in encoding
 
-  const float* row(int64_t p) const { return pages[p / page_rows] + (p % page_rows) * width; }
+  const uint8_t* row(int64_t p) const {
+    return pages[p / page_rows] + static_cast<uint64_t>(p % page_rows) * row_bytes;
+  }
+  // Where element `first` of row p starts; for Q8_0, first is a multiple of
+  // the 32-element block.
+  const uint8_t* at(int64_t p, int64_t first) const;
   bool has(int64_t p) const {
     if (!written) return true;
-    const uint8_t* page = written[p / page_rows];
-    return page && page[p % page_rows];
+    const uint64_t* page = written[p / page_rows];
+    const int64_t r = p % page_rows;
+    return page && ((page[r / 64] >> (r % 64)) & 1u);
   }
 };
+
+// A view of `count` F32 rows of `width` in pages of page_rows (no holes).
+inline StateRows f32_rows(const uint8_t* const* pages, int64_t page_rows, int64_t width, int64_t count) {
+  return StateRows{pages, nullptr, page_rows, width, count, Encoding::F32,
+                   static_cast<uint64_t>(width) * sizeof(float)};
+}
 
 struct AttentionShape {
   int64_t heads = 0;
@@ -36,7 +53,8 @@ struct AttentionShape {
 // out[t, head h] = sum_j softmax_j(q[t,h] . k[j, h/(heads/kv_heads)] * scale) v[j, ...]
 // over the written positions j <= positions[t]. q and out are
 // [tokens, heads * head_dim]; scores holds k.count floats. A query with no
-// visible key gets zeros.
+// visible key gets zeros. Encoded rows are dequantized as they are read;
+// Q8_0 views need head_dim a multiple of 32.
 void causal_attention(const float* q, const int32_t* positions, int64_t tokens, const StateRows& k,
                       const StateRows& v, const AttentionShape& shape, float* out, float* scores, Accumulation acc);
 
