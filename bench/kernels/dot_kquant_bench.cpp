@@ -118,7 +118,7 @@ const bool kRegistered = [] {
           benchmark::RegisterBenchmark(name.c_str(), bm_matmul, encoding, target, shape, tokens);
         }
       }
-      for (int tokens : {2, 4, 8, 12, kPanelMinTokens, 64}) {
+      for (int tokens : {2, 4, 8, 12, kPanelMinTokens, 20, 24, 32, 64}) {
         for (bool use_panel : {false, true}) {
           if (use_panel && !find_dot_kernel(encoding, target).panel) continue;
           const std::string name = std::string("kquant-prefill/") +
