@@ -109,13 +109,13 @@ TEST_P(CpuMatmul, MatchesReferenceOnEveryTargetWithinQuantizationBound) {
   }
 }
 
-// Batches below and above kPanelMinTokens (tiles, then panels where the
-// kernel has them) against one token at a time.
+// Batches below and above every kernel's panel_min_tokens (tiles, then
+// panels where the kernel has them) against one token at a time.
 TEST_P(CpuMatmul, TokenResultsDoNotDependOnBatchOrThreads) {
   const Encoding encoding = GetParam();
   const int64_t cols = std::max<int64_t>(encoding_info(static_cast<uint32_t>(encoding)).block_elems, 32) * 3;
   const int64_t rows = 37;
-  for (const int64_t tokens : {int64_t{9}, int64_t{kPanelMinTokens} + 3}) {
+  for (const int64_t tokens : {int64_t{9}, int64_t{kPanelMinTokens} + 3, int64_t{2 * kPanelMinTokens} + 3}) {
     std::mt19937 rng(11);
     const Matrix w = random_matrix(encoding, rows, cols, rng);
     const std::vector<float> x = random_activations(tokens, cols, rng);
