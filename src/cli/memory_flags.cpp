@@ -1,11 +1,13 @@
 #include "cli/memory_flags.h"
 
 #include <cstdio>
+#include <memory>
 
 #include <CLI/CLI.hpp>
 
 #include "memory/eviction_policy.h"
 #include "memory/memory_budget.h"
+#include "progress/progress.h"
 
 namespace synapse::cli {
 
@@ -26,6 +28,11 @@ void apply_memory_flags(const MemoryFlags& flags, exec::SessionOptions& options)
   options.memory.residency.policy = flags.policy;
   options.memory.residency.direct_io = !flags.no_direct_io;
   options.memory.prefetch_depth = flags.prefetch;
+  options.memory.residency.on_pinned_load = [progress = std::shared_ptr<Progress>()](uint64_t done,
+                                                                                     uint64_t total) mutable {
+    if (!progress) progress = std::make_shared<Progress>("loading pinned weights", total);
+    progress->update(done);
+  };
 }
 
 void print_memory_stats(const exec::Session& session, int64_t tokens) {
