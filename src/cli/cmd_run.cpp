@@ -196,6 +196,7 @@ int run(const RunFlags& f) {
   }
   if (dump) dump->close();
   if (trace) trace->close();
+  std::fflush(stdout);  // the text before the timings when both go to one place
   timer.print(prompt.size(), ids.size());
   print_memory_stats(session, static_cast<int64_t>(prompt.size() + ids.size()));
   return kExitOk;
