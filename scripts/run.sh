@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets up, builds, and runs the main job: generation through the region
-# scheduler. With no model it synthesizes a small random-weight model first.
-#   scripts/run.sh [MODEL.gguf|MODEL.bin] [TOKENS]
+# scheduler. With no model given it takes $SYNAPSE_MODEL, else the first GGUF
+# model in the llama.cpp, Hugging Face or Ollama caches (synapse find-model),
+# and only when there is none synthesizes a small random-weight model.
+#   scripts/run.sh [MODEL.gguf|MODEL.bin|FOLDER] [TOKENS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${SYNAPSE_JOBS:-$(nproc)}
@@ -13,10 +15,17 @@ ninja -C build -j "$jobs" synapse
 model=${1:-}
 n=${2:-64}
 if [ -z "$model" ]; then
-  model=build/demo-tiny-llama.gguf
-  echo "No model given: synthesizing a tiny Llama-architecture model with RANDOM weights."
-  echo "Its output is meaningless text; pass a real GGUF file to use a real model."
-  ./build/synapse synth --arch llama --preset tiny --type q8_0 --seed 1 -o "$model"
+  found=0
+  model=$(./build/synapse find-model) || found=$?
+  if [ "$found" -eq 2 ]; then exit 2; fi  # $SYNAPSE_MODEL names nothing (said on stderr)
+  if [ "$found" -eq 0 ]; then
+    echo "No model given: using $model (pass a path, or set SYNAPSE_MODEL, to choose another)."
+  else
+    model=build/demo-tiny-llama.gguf
+    echo "No model given and none found: synthesizing a tiny Llama-architecture model with RANDOM weights."
+    echo "Its output is meaningless text; pass a real GGUF file to use a real model."
+    ./build/synapse synth --arch llama --preset tiny --type q8_0 --seed 1 -o "$model"
+  fi
 fi
 ./build/synapse inspect "$model" | sed -n '1,3p'
 echo "== greedy generation of $n tokens from BOS:"

@@ -11,7 +11,8 @@ jobs=${SYNAPSE_JOBS:-$(nproc)}
 bash scripts/setup.sh
 
 echo "== release build"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+# -Werror here (not for users' own builds): a new warning fails CI.
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSYNAPSE_WERROR=ON >/dev/null
 ninja -C build -j "$jobs"
 
 echo "== llama.cpp peer"
@@ -22,7 +23,7 @@ ctest --test-dir build --output-on-failure -j "$jobs" -LE slow
 
 echo "== sanitizer build (clang, ASan + UBSan) and fuzzing"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_COMPILER=clang++ -DSYNAPSE_SANITIZE=ON -DSYNAPSE_FUZZ=ON >/dev/null
+  -DCMAKE_CXX_COMPILER=clang++ -DSYNAPSE_SANITIZE=ON -DSYNAPSE_FUZZ=ON -DSYNAPSE_WERROR=ON >/dev/null
 ninja -C build-asan -j "$jobs" synapse synapse_tests fuzz_gguf fuzz_tokenizer fuzz_chat_template
 # Everything but the large llama.cpp load matrix (its files are big and the
 # peer is not instrumented anyway). Full malloc stacks let the suppression

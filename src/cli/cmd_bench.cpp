@@ -8,6 +8,7 @@
 #include "cli/command.h"
 #include "cli/kernel_flags.h"
 #include "cli/memory_flags.h"
+#include "cli/model_path.h"
 #include "exec/session.h"
 #include "generate/bench_runner.h"
 #include "model/model.h"
@@ -34,11 +35,12 @@ int bench(const BenchFlags& f) {
   // One context holds the longest test; each test starts from an empty one.
   uint32_t max_ctx = 0;
   for (const auto& t : tests) max_ctx = std::max(max_ctx, t.tokens());
-  const Model model = load_model(f.model, LoadOptions{.max_ctx = max_ctx, .chunk = f.ubatch});
+  const std::string path = model_file_path(f.model);
+  const Model model = load_model(path, LoadOptions{.max_ctx = max_ctx, .chunk = f.ubatch});
   exec::SessionOptions options = session_options(f.kernels);
   apply_memory_flags(f.memory, options);
   exec::Session session(model, options);
-  const BenchModel described = describe_model(model, f.model, session);
+  const BenchModel described = describe_model(model, path, session);
   const int threads = thread_count(f.kernels);
 
   std::vector<BenchResult> results;
@@ -62,9 +64,10 @@ int bench(const BenchFlags& f) {
 Register reg{{"bench", "Measure prompt and generation throughput, llama-bench style",
               [](CLI::App& app) -> std::function<int()> {
                 auto f = std::make_shared<BenchFlags>();
-                app.add_option("-m,--model", f->model, "model file: GGUF or llama2.c checkpoint")
+                app.add_option("-m,--model", f->model,
+                               "model file (GGUF or llama2.c checkpoint), or a folder holding one GGUF")
                     ->required()
-                    ->check(CLI::ExistingFile);
+                    ->check(CLI::ExistingPath);
                 app.add_option("-p,--n-prompt", f->prompts, "prompt lengths of the pp tests, comma list; 0 skips")
                     ->delimiter(',')
                     ->capture_default_str();
@@ -82,6 +85,11 @@ Register reg{{"bench", "Measure prompt and generation throughput, llama-bench st
                 app.add_option("-o,--output", f->output, "output format")
                     ->check(CLI::IsMember({"md", "json", "jsonl"}))
                     ->capture_default_str();
+                app.footer(
+                    "\nExamples:\n"
+                    "  synapse bench -m model.gguf                        # pp512 and tg128, as llama-bench\n"
+                    "  synapse bench -m model.gguf -p 64,512 -n 32 -r 3 -t 4 -o json\n"
+                    "  build/bench/peer/synapse-peer bench model.gguf --pp 512 --tg 128 -r 3  # llama.cpp\n");
                 return [f] { return bench(*f); };
               }}};
 

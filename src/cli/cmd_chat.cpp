@@ -14,7 +14,9 @@
 #include "cli/command.h"
 #include "cli/kernel_flags.h"
 #include "cli/memory_flags.h"
+#include "cli/model_path.h"
 #include "cli/sampling_flags.h"
+#include "cli/weight_warmup.h"
 #include "exec/session.h"
 #include "format/gguf_reader.h"
 #include "generate/chat_session.h"
@@ -36,14 +38,15 @@ struct ChatFlags {
   bool stats = false;
 };
 
-// --chat-template NAME|FILE, else the GGUF's own template.
-std::string template_source(const ChatFlags& f) {
+// --chat-template NAME|FILE, else the GGUF's own template, else ChatML
+// (llama.cpp's fallback too), said on stderr.
+std::string template_source(const ChatFlags& f, const std::string& model_path) {
   if (!f.chat_template.empty()) return chat::resolve_chat_template(f.chat_template);
-  std::optional<std::string> source = chat::chat_template_from_gguf(GgufFile::open(f.model));
-  if (!source)
-    throw Error(ErrorKind::MissingKey, "the model has no chat template; give one with --chat-template NAME|FILE",
-                Error::kNoOffset, "tokenizer.chat_template");
-  return *source;
+  if (std::optional<std::string> source = chat::chat_template_from_gguf(GgufFile::open(model_path))) return *source;
+  std::fprintf(stderr,
+               "synapse chat: the model has no chat template (tokenizer.chat_template); using chatml "
+               "(--chat-template NAME|FILE picks another)\n");
+  return *chat::builtin_chat_template("chatml");
 }
 
 std::string trim(const std::string& line) {
@@ -53,14 +56,16 @@ std::string trim(const std::string& line) {
 }
 
 int chat_loop(const ChatFlags& f) {
-  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(f.model);
-  chat::ChatTemplate chat_template = chat::ChatTemplate::parse(template_source(f));
+  const std::string path = model_file_path(f.model);
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(path);
+  chat::ChatTemplate chat_template = chat::ChatTemplate::parse(template_source(f, path));
   LoadOptions load;
   load.max_ctx = static_cast<uint32_t>(f.ctx);
-  const Model model = load_model(f.model, load);
+  const Model model = load_model(path, load);
   exec::SessionOptions options = session_options(f.kernels);
   apply_memory_flags(f.memory, options);
   exec::Session session(model, options);
+  warm_up_weights(model, session);
   SamplingParams sampling = sampling_params(f.sampling);
   Sampler sampler(sampling, static_cast<int32_t>(model.info.n_vocab));
   ChatSession chat(session, *tokenizer, sampler, std::move(chat_template), f.chat);
@@ -108,12 +113,13 @@ int chat_loop(const ChatFlags& f) {
 Register reg{{"chat", "Interactive multi-turn chat on stdin/stdout (/exit quits, /reset starts over)",
               [](CLI::App& app) -> std::function<int()> {
                 auto f = std::make_shared<ChatFlags>();
-                app.add_option("-m,--model", f->model, "GGUF model file with a vocabulary")
+                app.add_option("-m,--model", f->model, "GGUF model file with a vocabulary, or a folder holding one")
                     ->required()
-                    ->check(CLI::ExistingFile);
+                    ->check(CLI::ExistingPath);
                 app.add_option("--system", f->chat.system, "system message");
                 app.add_option("--chat-template", f->chat_template,
-                               "template name (chatml, llama3, qwen2.5, ...) or file, instead of the model's");
+                               "template name (chatml, llama3, qwen2.5, ...) or file, instead of the model's "
+                               "(default: the model's, else chatml)");
                 app.add_option("-n,--n-predict", f->chat.n_predict,
                                "most tokens per reply (-1: until end of turn or the context is full)");
                 add_sampling_flags(app, f->sampling);
@@ -122,6 +128,13 @@ Register reg{{"chat", "Interactive multi-turn chat on stdin/stdout (/exit quits,
                 app.add_option("-c,--ctx-size", f->ctx, "context size (0: the model's, at most 4096)")
                     ->check(CLI::Range(0, 1 << 24));
                 app.add_flag("--stats", f->stats, "after each reply, print on stderr how many tokens were evaluated");
+                app.add_flag("--raw", f->chat.raw_bytes,
+                             "print the tokens' exact bytes (default: invalid UTF-8 becomes U+FFFD)");
+                app.footer(
+                    "\nExamples:\n"
+                    "  synapse chat -m model.gguf --system \"You are terse.\"\n"
+                    "  synapse chat -m model.gguf --chat-template llama3 -n 256\n"
+                    "  printf 'Hello\\n/exit\\n' | synapse chat -m model.gguf --temp 0 --stats\n");
                 return [f] { return chat_loop(*f); };
               }}};
 

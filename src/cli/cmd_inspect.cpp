@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/model_path.h"
 #include "format/gguf_reader.h"
 #include "kernels/encoding/encoding.h"
 
@@ -157,10 +158,14 @@ struct InspectFlags {
 Register reg{{"inspect", "Show what a GGUF file holds: architecture, hyperparameters, tokenizer, tensors",
               [](CLI::App& app) -> std::function<int()> {
                 auto flags = std::make_shared<InspectFlags>();
-                app.add_option("file", flags->file, "GGUF file")->required();
+                app.add_option("file", flags->file, "GGUF file, or a folder holding one")->required();
                 app.add_flag("--json", flags->as_json, "print JSON instead of text");
+                app.footer(
+                    "\nExamples:\n"
+                    "  synapse inspect model.gguf | head\n"
+                    "  synapse inspect model.gguf --json | jq .totals\n");
                 return [flags] {
-                  json j = summarize(GgufFile::open(flags->file));
+                  json j = summarize(GgufFile::open(model_file_path(flags->file)));
                   if (flags->as_json) std::printf("%s\n", dump(j, 2).c_str());
                   else print_text(j);
                   return kExitOk;

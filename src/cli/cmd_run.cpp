@@ -1,14 +1,18 @@
 // synapse run: generate from a prompt of token ids (or text, where the model
 // has a tokenizer), through the region scheduler.
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 
 #include "cli/command.h"
 #include "cli/kernel_flags.h"
 #include "cli/memory_flags.h"
+#include "cli/model_path.h"
+#include "cli/weight_warmup.h"
 #include "cli/sampling_flags.h"
 #include "exec/region_trace.h"
 #include "exec/session.h"
@@ -33,6 +37,7 @@ struct RunFlags {
   int32_t ctx = 0;
   int32_t ubatch = 512;
   bool print_ids = false;
+  bool raw = false;
   bool ignore_eos = false;
   std::string dump_logits;
   std::string trace_regions;
@@ -73,6 +78,33 @@ std::unique_ptr<Tokenizer> tokenizer_for(const std::string& path) {
   }
 }
 
+// llama.cpp's closing timings on stderr: the prompt's evaluation, then the
+// generated tokens' (each but the last is evaluated; the first is sampled
+// from the prompt's logits).
+class RunTimer {
+ public:
+  RunTimer() : start_(Clock::now()) {}
+  void token_chosen() {
+    if (!first_token_) first_token_ = Clock::now();
+  }
+  void print(size_t prompt_tokens, size_t generated_tokens) const {
+    const Clock::time_point end = Clock::now();
+    const Clock::time_point first = first_token_.value_or(end);
+    print_line("prompt eval", prompt_tokens, first - start_);
+    print_line("eval", generated_tokens > 0 ? generated_tokens - 1 : 0, end - first);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  static void print_line(const char* what, size_t tokens, Clock::duration took) {
+    const double ms = std::chrono::duration<double, std::milli>(took).count();
+    std::fprintf(stderr, "synapse run: %11s: %5zu tokens, %10.2f ms, %8.2f tok/s\n", what, tokens, ms,
+                 ms > 0 ? 1000.0 * static_cast<double>(tokens) / ms : 0.0);
+  }
+  Clock::time_point start_;
+  std::optional<Clock::time_point> first_token_;
+};
+
 class LogitsDump {
  public:
   explicit LogitsDump(const std::string& path) : out_(path, std::ios::binary), path_(path) {
@@ -100,8 +132,9 @@ int run(const RunFlags& f) {
   LoadOptions load;
   load.max_ctx = static_cast<uint32_t>(f.ctx);
   load.chunk = static_cast<uint32_t>(f.ubatch);
-  const Model model = load_model(f.model, load);
-  const std::unique_ptr<Tokenizer> tokenizer = tokenizer_for(f.model);
+  const std::string path = model_file_path(f.model);
+  const Model model = load_model(path, load);
+  const std::unique_ptr<Tokenizer> tokenizer = tokenizer_for(path);
   if (!f.prompt.empty()) {
     if (!tokenizer) throw Error(ErrorKind::Unsupported, "-p needs a tokenizer, and this model file has none we read; use --tokens");
     // As llama.cpp's CLI does: BOS per the vocabulary, special tokens matched.
@@ -123,6 +156,7 @@ int run(const RunFlags& f) {
     std::fputs(session.memory_plan().c_str(), stdout);
     return kExitOk;
   }
+  warm_up_weights(model, session);
   SamplingParams sampling = sampling_params(f.sampling);
   Sampler sampler(sampling, static_cast<int32_t>(model.info.n_vocab));
 
@@ -138,9 +172,17 @@ int run(const RunFlags& f) {
   GenerationOptions gen;
   gen.n_predict = f.n_predict;
   if (!f.ignore_eos && model.info.eos_token) gen.stop_tokens = {*model.info.eos_token};
-  Utf8Stream text;
+  // Text goes out as valid UTF-8 unless --raw asks for the exact bytes.
+  Utf8Stream text(f.raw ? Utf8Stream::Invalid::Keep : Utf8Stream::Invalid::Replace);
+  const auto print_text = [](const std::string& bytes) { std::fwrite(bytes.data(), 1, bytes.size(), stdout); };
+  if (tokenizer) {  // the prompt first, as llama.cpp prints it
+    print_text(text.push(tokenizer->decode(prompt)));
+    std::fflush(stdout);
+  }
+  RunTimer timer;
   gen.on_token = [&](int32_t id) {
-    if (tokenizer) std::fputs(text.push(tokenizer->token_to_piece(id)).c_str(), stdout);
+    timer.token_chosen();
+    if (tokenizer) print_text(text.push(tokenizer->token_to_piece(id)));
     else if (!f.print_ids) std::printf("%d ", id);
     std::fflush(stdout);
   };
@@ -149,7 +191,7 @@ int run(const RunFlags& f) {
     gen.on_logits = [&dump](std::span<const float> row) { dump->write(row); };
   }
   const std::vector<int32_t> ids = generate(session, sampler, prompt, gen);
-  if (tokenizer) std::fputs(text.flush().c_str(), stdout);
+  if (tokenizer) print_text(text.flush());
   if (tokenizer || !f.print_ids) std::printf("\n");
   if (f.print_ids) {
     for (size_t i = 0; i < ids.size(); ++i) std::printf(i ? " %d" : "%d", ids[i]);
@@ -157,6 +199,8 @@ int run(const RunFlags& f) {
   }
   if (dump) dump->close();
   if (trace) trace->close();
+  std::fflush(stdout);  // the text before the timings when both go to one place
+  timer.print(prompt.size(), ids.size());
   print_memory_stats(session, static_cast<int64_t>(prompt.size() + ids.size()));
   return kExitOk;
 }
@@ -164,9 +208,10 @@ int run(const RunFlags& f) {
 Register reg{{"run", "Generate tokens from a prompt through the region scheduler",
               [](CLI::App& app) -> std::function<int()> {
                 auto f = std::make_shared<RunFlags>();
-                app.add_option("-m,--model", f->model, "model file: GGUF or llama2.c checkpoint")
+                app.add_option("-m,--model", f->model,
+                               "model file (GGUF or llama2.c checkpoint), or a folder holding one GGUF")
                     ->required()
-                    ->check(CLI::ExistingFile);
+                    ->check(CLI::ExistingPath);
                 app.add_option("--tokens", f->tokens, "prompt as token ids, e.g. \"1 2 3\" (default: BOS alone)");
                 app.add_option("-p,--prompt", f->prompt, "prompt text (needs the model's tokenizer)");
                 app.add_option("-n,--n-predict", f->n_predict,
@@ -180,9 +225,16 @@ Register reg{{"run", "Generate tokens from a prompt through the region scheduler
                 app.add_option("--ubatch-size", f->ubatch, "most prompt tokens per step")
                     ->check(CLI::Range(1, 1 << 16));
                 app.add_flag("--ids", f->print_ids, "print the generated ids on one final line");
+                app.add_flag("--raw", f->raw,
+                             "print the tokens' exact bytes (default: invalid UTF-8 becomes U+FFFD)");
                 app.add_flag("--ignore-eos", f->ignore_eos, "do not stop at the end-of-sequence token");
                 app.add_option("--dump-logits", f->dump_logits, "write float32 logits rows per position");
                 app.add_option("--trace-regions", f->trace_regions, "write the region trace (JSONL)");
+                app.footer(
+                    "\nExamples:\n"
+                    "  synapse run -m model.gguf -p \"Once upon a time\" -n 64\n"
+                    "  synapse run -m ~/models/qwen2.5-0.5b/ -p \"Hello\" --temp 0 --mem-budget 60%\n"
+                    "  synapse run -m model.gguf -n 16 --trace-regions trace.jsonl && synapse trace trace.jsonl\n");
                 return [f] { return run(*f); };
               }}};
 

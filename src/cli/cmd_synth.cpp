@@ -1,50 +1,15 @@
 // synapse synth: write a random-weight GGUF of a real architecture.
-#include <unistd.h>
-
-#include <chrono>
 #include <cstdio>
 #include <memory>
 
 #include "cli/command.h"
 #include "format/gguf_reader.h"
+#include "progress/progress.h"
 #include "synth/synth.h"
 #include "synth/synth_names.h"
 
 namespace synapse::cli {
 namespace {
-
-// "tensors written / total" on one updating stderr line. On a terminal it
-// follows every tensor; elsewhere (a log) it appears only once writing has
-// taken a while, a big file, and then only every tenth of the tensors.
-class ProgressLine {
- public:
-  ProgressLine() : tty_(::isatty(STDERR_FILENO) == 1), start_(Clock::now()) {}
-  ~ProgressLine() {
-    if (shown_ && tty_) std::fputc('\n', stderr);
-  }
-
-  void update(size_t done, size_t total) {
-    if (!tty_) {
-      if (Clock::now() - start_ < kQuietFor) return;
-      const size_t tenth = done * 10 / total;
-      if (shown_ && tenth == last_tenth_ && done != total) return;
-      last_tenth_ = tenth;
-    }
-    shown_ = true;
-    // A log gets whole lines; a terminal one line rewritten in place.
-    std::fprintf(stderr, tty_ ? "\rsynth: %zu/%zu tensors written" : "synth: %zu/%zu tensors written\n", done,
-                 total);
-    std::fflush(stderr);
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  static constexpr std::chrono::seconds kQuietFor{2};
-  bool tty_;
-  Clock::time_point start_;
-  bool shown_ = false;
-  size_t last_tenth_ = 0;
-};
 
 struct SynthArgs {
   SynthArgs() {
@@ -57,9 +22,11 @@ struct SynthArgs {
 
 int run_synth(const SynthArgs& args) {
   {
-    ProgressLine progress;
-    synth_model(args.opts, args.output,
-                [&progress](size_t done, size_t total) { progress.update(done, total); });
+    std::unique_ptr<Progress> progress;  // made once the writer knows the file's size
+    synth_model(args.opts, args.output, [&progress](uint64_t done, uint64_t total) {
+      if (!progress) progress = std::make_unique<Progress>("synth: writing", total);
+      progress->update(done);
+    });
   }
   // Read the result back: the summary states what is in the file.
   const GgufFile file = GgufFile::open(args.output);
@@ -113,6 +80,11 @@ std::function<int()> setup(CLI::App& app) {
         ov.flag, [args, field = ov.field](const uint32_t& v) { args->opts.*field = v; },
         std::string(ov.help) + " (overrides the preset)");
   }
+  app.footer(
+      "\nExamples:\n"
+      "  synapse synth --arch llama --preset tiny --type q8_0 -o tiny.gguf\n"
+      "  synapse synth --preset qwen2.5-0.5b --type q4_k_m --vocab tokenizer.json -o qwen.gguf\n"
+      "  synapse synth --preset qwen3-30b-a3b --type q8_0 --n-layer 4 -o moe.gguf\n");
   return [args] { return run_synth(*args); };
 }
 

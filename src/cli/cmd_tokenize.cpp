@@ -11,6 +11,7 @@
 #include "cli/command.h"
 #include "synapse/error.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/utf8_stream.h"
 
 namespace synapse::cli {
 namespace {
@@ -65,6 +66,7 @@ int tokenize(const TokenizeFlags& f) {
 struct DetokenizeFlags {
   std::string model;
   std::vector<int32_t> ids;
+  bool raw = false;
 };
 
 int detokenize(const DetokenizeFlags& f) {
@@ -74,7 +76,10 @@ int detokenize(const DetokenizeFlags& f) {
     if (id < 0 || id >= n_vocab)
       throw synapse::Error(synapse::ErrorKind::InvalidValue,
                   "token id " + std::to_string(id) + " is outside the vocabulary of " + std::to_string(n_vocab));
-  const std::string text = tokenizer->decode(f.ids, true);
+  // Ids can decode to bytes that are no text (a lone byte token): valid
+  // UTF-8 unless --raw.
+  const std::string bytes = tokenizer->decode(f.ids, true);
+  const std::string text = f.raw ? bytes : valid_utf8(bytes);
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::printf("\n");
   return kExitOk;
@@ -95,6 +100,11 @@ Register tokenize_reg{{"tokenize", "Print the token ids of TEXT as a JSON array"
                              ->check(CLI::ExistingFile);
                          app.add_option("--bench-runs", f->bench_runs, "runs for --bench; the fastest counts")
                              ->check(CLI::Range(1, 1000));
+                         app.footer(
+                             "\nExamples:\n"
+                             "  synapse tokenize -m model.gguf \"Hello world\"\n"
+                             "  synapse tokenize -m tokenizer.json --pieces --no-bos \"Hello world\"\n"
+                             "  synapse tokenize -m model.gguf --bench corpus.txt\n");
                          return [f, text] {
                            if (f->bench_file.empty() && text->count() == 0)
                              throw Error(ErrorKind::Usage, "give the TEXT to tokenize (or --bench FILE)");
@@ -109,6 +119,12 @@ Register detokenize_reg{{"detokenize", "Print the text of token ids",
                                ->required()
                                ->check(CLI::ExistingFile);
                            app.add_option("ids", f->ids, "token ids")->required();
+                           app.add_flag("--raw", f->raw,
+                                        "print the exact bytes (default: invalid UTF-8 becomes U+FFFD)");
+                           app.footer(
+                               "\nExamples:\n"
+                               "  synapse detokenize -m model.gguf 15043 3186\n"
+                               "  synapse detokenize -m model.gguf --raw 226 130 | xxd\n");
                            return [f] { return detokenize(*f); };
                          }}};
 

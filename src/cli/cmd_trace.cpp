@@ -111,6 +111,11 @@ Register trace_reg{{"trace", "Summarize a region trace (synapse run --trace-regi
                       app.add_option("--cache-scope", f->scope, "one cache per layer, or one global cache")
                           ->check(CLI::IsMember({"layer", "global"}))
                           ->capture_default_str();
+                      app.footer(
+                          "\nExamples:\n"
+                          "  synapse run -m model.gguf -n 32 --trace-regions trace.jsonl && synapse trace trace.jsonl\n"
+                          "  synapse trace trace.jsonl --heatmap regions.svg\n"
+                          "  synapse trace trace.jsonl --cache-sim 10%,25% --policy lru,lfu\n");
                       return [f] { return trace(*f); };
                     }}};
 

@@ -1,11 +1,13 @@
 #include "cli/memory_flags.h"
 
 #include <cstdio>
+#include <memory>
 
 #include <CLI/CLI.hpp>
 
 #include "memory/eviction_policy.h"
 #include "memory/memory_budget.h"
+#include "progress/progress.h"
 #include "synapse/error.h"
 
 namespace synapse::cli {
@@ -45,6 +47,11 @@ void apply_memory_flags(const MemoryFlags& flags, exec::SessionOptions& options)
   options.memory.prefetch_depth = flags.prefetch;
   options.kv.k = kv_encoding(flags.cache_type_k);
   options.kv.v = kv_encoding(flags.cache_type_v);
+  options.memory.residency.on_pinned_load = [progress = std::shared_ptr<Progress>()](uint64_t done,
+                                                                                     uint64_t total) mutable {
+    if (!progress) progress = std::make_shared<Progress>("loading pinned weights", total);
+    progress->update(done);
+  };
 }
 
 void print_memory_stats(const exec::Session& session, int64_t tokens) {

@@ -26,8 +26,8 @@ struct MemoryFlags {
 
 void add_memory_flags(CLI::App& app, MemoryFlags& flags);
 
-// Sets options.memory from the flags. Throws Error(Usage) for a budget that
-// does not parse.
+// Sets options.memory from the flags, with a progress report for loading
+// the pinned weights. Throws Error(Usage) for a budget that does not parse.
 void apply_memory_flags(const MemoryFlags& flags, exec::SessionOptions& options);
 
 // When the session pages weights: on stderr, what paging did over `tokens`

@@ -13,8 +13,8 @@ namespace {
 struct RouterParts {
   ir::RegionId region;
   const ir::MatMul* matmul = nullptr;
-  ir::ValueId input;  // the MatMul's
-  ir::ValueId route;  // the TopKRoute's result
+  ir::ValueId input{};  // the MatMul's
+  ir::ValueId route{};  // the TopKRoute's result
   uint32_t k = 0;
 };
 

@@ -65,7 +65,7 @@ struct StepContext {
   // Pages weights in and out under a memory budget; null: all resident.
   memory::WeightResidency* residency = nullptr;
   // Weight bytes loaded from disk for the running region.
-  memory::LoadedBytes weight_bytes_loaded;
+  memory::LoadedBytes weight_bytes_loaded{};
 };
 
 // Whether weight w is paged in row slices, read one slice at a time by the

@@ -20,10 +20,13 @@ class HeaderBytes {
  public:
   std::vector<uint8_t> out;
 
+  // Grow, then copy: GCC 12 misreads insert() from a pointer range over a
+  // local scalar as an overflow (-Wstringop-overflow).
   template <typename T>
   void put(T x) {
-    const auto* p = reinterpret_cast<const uint8_t*>(&x);
-    out.insert(out.end(), p, p + sizeof x);
+    const size_t at = out.size();
+    out.resize(at + sizeof x);
+    std::memcpy(out.data() + at, &x, sizeof x);
   }
   void put_string(const std::string& s) {
     put<uint64_t>(s.size());
@@ -107,7 +110,7 @@ void GgufWriter::add_tensor_bytes(const std::string& name, std::vector<uint64_t>
 }
 
 void GgufWriter::write(const std::string& path,
-                       const std::function<void(size_t, size_t)>& progress) const {
+                       const std::function<void(uint64_t, uint64_t)>& progress) const {
   uint64_t alignment = kGgufDefaultAlignment;
   if (const GgufValue* a = metadata_.find("general.alignment")) {
     if (a->type() != GgufType::Uint32 || std::get<uint32_t>(a->v) == 0 ||
@@ -154,7 +157,7 @@ void GgufWriter::write(const std::string& path,
     std::memcpy(map, h.out.data(), h.out.size());  // padding stays zero from ftruncate
     for (size_t i = 0; i < tensors_.size(); ++i) {
       tensors_[i].produce(map + data_start + offsets[i], tensors_[i].info.n_bytes);
-      if (progress) progress(i + 1, tensors_.size());
+      if (progress) progress(data_start + offsets[i] + tensors_[i].info.n_bytes, total);
     }
     if (::munmap(map, total) != 0) throw io_error("cannot unmap file", tmp);
     map = nullptr;

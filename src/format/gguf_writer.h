@@ -31,9 +31,9 @@ class GgufWriter {
                         std::vector<uint8_t> bytes);
 
   // Writes the file. `progress`, if set, is called after each tensor with
-  // (tensors done, tensors total).
+  // (bytes written, file bytes).
   void write(const std::string& path,
-             const std::function<void(size_t, size_t)>& progress = {}) const;
+             const std::function<void(uint64_t, uint64_t)>& progress = {}) const;
 
  private:
   struct Pending {

@@ -85,7 +85,7 @@ std::string ChatSession::reply(std::string_view user_text, const std::function<v
     session_.rewind(static_cast<int64_t>(reused));
     evaluated_.resize(reused);
 
-    Utf8Stream stream;
+    Utf8Stream stream(options_.raw_bytes ? Utf8Stream::Invalid::Keep : Utf8Stream::Invalid::Replace);
     const auto emit = [&on_text](const std::string& text) {
       if (on_text && !text.empty()) on_text(text);
     };

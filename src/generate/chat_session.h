@@ -23,6 +23,7 @@ struct ChatOptions {
   std::string system;       // the system message; empty: none
   int32_t n_predict = -1;   // tokens per reply; < 0: until end of turn or the context is full
   std::string fixed_date;   // RenderOptions::fixed_date, for deterministic tests
+  bool raw_bytes = false;   // on_text gets the tokens' exact bytes, not valid UTF-8 (Utf8Stream)
 };
 
 // What one turn did to the KV state.
@@ -44,7 +45,7 @@ class ChatSession {
 
   // Adds the user's message, generates the assistant's reply and returns it.
   // `on_text` receives the reply as it is generated, never splitting a UTF-8
-  // code point. On an error (e.g. the context is full) the conversation is
+  // code point, invalid bytes replaced unless options.raw_bytes. On an error (e.g. the context is full) the conversation is
   // as it was before the call.
   std::string reply(std::string_view user_text, const std::function<void(std::string_view)>& on_text = {});
   // Forgets the conversation (the system message stays) and the KV state.

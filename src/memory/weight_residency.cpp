@@ -42,6 +42,9 @@ WeightResidency::WeightResidency(std::vector<std::string> files, ResidencyPlan p
     mirrors_.push_back(static_cast<uint8_t*>(base));
     mirror_bytes_.push_back(bytes);
   }
+  uint64_t pinned_bytes = 0;
+  for (const Chunk& chunk : plan_.chunks)
+    if (chunk.pinned) pinned_bytes += chunk.bytes;
   try {
     for (uint32_t c = 0; c < plan_.chunks.size(); ++c) {
       const Chunk& chunk = plan_.chunks[c];
@@ -50,6 +53,7 @@ WeightResidency::WeightResidency(std::vector<std::string> files, ResidencyPlan p
       state_[c] = State::Resident;
       counters_.bytes_loaded += chunk.bytes;
       counters_.resident_bytes += chunk.bytes;
+      if (options.on_pinned_load) options.on_pinned_load(counters_.bytes_loaded, pinned_bytes);
     }
   } catch (...) {
     for (size_t i = 0; i < mirrors_.size(); ++i) ::munmap(mirrors_[i], mirror_bytes_[i]);

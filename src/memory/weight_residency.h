@@ -33,6 +33,9 @@ struct ResidencyOptions {
   bool direct_io = true;   // O_DIRECT where the file system allows it
   // Opens a weight file (tests inject failing readers); null: ChunkFile.
   std::function<std::unique_ptr<ChunkFile>(const std::string& path, bool direct)> open_file;
+  // Called as the constructor loads the pinned chunks: (bytes loaded, bytes
+  // to load). For a progress report; null: none.
+  std::function<void(uint64_t, uint64_t)> on_pinned_load;
 };
 
 // What an acquisition brought in from disk: bytes loaded since its chunks

@@ -40,9 +40,9 @@ std::vector<std::string> synth_presets();
 std::vector<std::string> synth_types();
 
 // Writes the model to `path`. Throws synapse::Error (Usage for unknown
-// arch/preset/type or inconsistent shapes). `progress(done, total)` is
-// called as tensors are written.
+// arch/preset/type or inconsistent shapes). `progress(bytes written, file
+// bytes)` is called as tensors are written.
 void synth_model(const SynthOptions& opts, const std::string& path,
-                 const std::function<void(size_t, size_t)>& progress = {});
+                 const std::function<void(uint64_t, uint64_t)>& progress = {});
 
 }  // namespace synapse

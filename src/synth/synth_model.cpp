@@ -37,7 +37,7 @@ std::vector<std::string> synth_presets() { return synth::preset_names(); }
 std::vector<std::string> synth_types() { return synth::type_names(); }
 
 void synth_model(const SynthOptions& opts, const std::string& path,
-                 const std::function<void(size_t, size_t)>& progress) {
+                 const std::function<void(uint64_t, uint64_t)>& progress) {
   const synth::ArchSpec& arch = synth::resolve_arch(opts);
   const synth::SynthType& type = synth::find_type(opts.type);
   std::unique_ptr<Tokenizer> real_vocab;

@@ -1,5 +1,6 @@
 // synapse chat on stdin/stdout: turns reuse the KV state, /reset and /exit
-// work, end of input ends the chat, and a model without a template errors.
+// work, end of input ends the chat, a model without a template falls back
+// to ChatML and says so, and replies are valid UTF-8.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -8,6 +9,7 @@
 #include "support/command_runner.h"
 #include "support/temp_dir.h"
 #include "support/tiny_model.h"
+#include "tokenizer/utf8_stream.h"
 
 namespace synapse {
 namespace {
@@ -70,12 +72,27 @@ TEST_F(ChatCli, ResetStartsOverAndExitStopsReading) {
   EXPECT_NE(r.out.find("conversation reset"), std::string::npos);
 }
 
-TEST_F(ChatCli, ModelWithoutATemplateIsAClearError) {
-  const test::CommandResult r = test::run_command(test::shell_quote(SYNAPSE_CLI_PATH) + " chat -m " +
-                                                  test::shell_quote(model_) + " </dev/null 2>&1");
-  EXPECT_EQ(r.exit_code, 1) << r.out;
-  EXPECT_NE(r.out.find("no chat template"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("--chat-template"), std::string::npos) << r.out;
+TEST_F(ChatCli, ModelWithoutATemplateFallsBackToChatMlWithANotice) {
+  std::ofstream(dir_.file("hello.txt")) << "Hello\n/exit\n";
+  const test::CommandResult r =
+      test::run_command(test::shell_quote(SYNAPSE_CLI_PATH) + " chat -m " + test::shell_quote(model_) +
+                        " -n 4 --temp 0 --stats --system 'Be brief.' < " +
+                        test::shell_quote(dir_.file("hello.txt")) + " 2>&1");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("no chat template (tokenizer.chat_template); using chatml"), std::string::npos) << r.out;
+  EXPECT_EQ(valid_utf8(r.out), r.out) << "the reply is not valid UTF-8";
+  // The same prompt as the explicit ChatML template renders, system message included.
+  const std::vector<TurnStats> fallback = turn_stats(r.out);
+  const std::vector<TurnStats> explicit_chatml = turn_stats(chat("Hello\n/exit\n").out);
+  ASSERT_EQ(fallback.size(), 1u) << r.out;
+  ASSERT_EQ(explicit_chatml.size(), 1u);
+  EXPECT_EQ(fallback[0].prompt, explicit_chatml[0].prompt) << r.out;
+}
+
+TEST_F(ChatCli, AGivenTemplateOverridesWithoutTheNotice) {
+  const test::CommandResult r = chat("Hello\n");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.find("no chat template"), std::string::npos) << r.out;
 }
 
 }  // namespace

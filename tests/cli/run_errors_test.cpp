@@ -42,7 +42,9 @@ TEST_F(RunErrors, BadTokenTextIsAUsageError) {
 }
 
 TEST_F(RunErrors, IdsFlagPrintsExactlyTheGeneratedIds) {
-  auto r = run({"--tokens", "1 2 3", "-n", "5", "--temp", "0", "--ignore-eos", "--ids"});
+  // stdout alone: the timings follow on stderr.
+  auto r = test::run_synapse({"run", "-m", model_, "--tokens", "1 2 3", "-n", "5", "--temp", "0", "--ignore-eos",
+                              "--ids"});
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const auto ids = test::parse_ids(test::last_line(r.out));
   EXPECT_EQ(ids.size(), 5u) << r.out;

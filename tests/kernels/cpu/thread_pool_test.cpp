@@ -69,7 +69,9 @@ TEST(CpuSplitRange, SharesCoverEveryItemOnceInGrainMultiples) {
         for (int w = 0; w < workers; ++w) {
           const Range share = split_range(n, w, workers, grain);
           EXPECT_EQ(share.begin, next);
-          if (share.end < n) EXPECT_EQ((share.end - share.begin) % grain, int64_t{0});
+          if (share.end < n) {
+            EXPECT_EQ((share.end - share.begin) % grain, int64_t{0});
+          }
           next = share.end;
         }
         EXPECT_EQ(next, n);
