@@ -52,7 +52,7 @@ class LoadedModel {
 };
 
 struct SessionConfig {
-  int threads = 1;         // threads of the session's CPU kernels
+  int threads = 0;         // threads of the session's CPU kernels; 0: one per physical core available
   bool reference = false;  // run the scalar reference kernels (the oracle) instead
 };
 
