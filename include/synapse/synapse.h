@@ -55,7 +55,7 @@ class LoadedModel {
 enum class KvCacheType { F16, Q8_0, F32 };
 
 struct SessionConfig {
-  int threads = 1;         // threads of the session's CPU kernels
+  int threads = 0;         // threads of the session's CPU kernels; 0: one per physical core available
   bool reference = false;  // run the scalar reference kernels (the oracle) instead
   KvCacheType cache_type_k = KvCacheType::F16;
   KvCacheType cache_type_v = KvCacheType::F16;

@@ -4,6 +4,7 @@
 
 #include "exec/cpu_region_kernel.h"
 #include "exec/session.h"
+#include "kernels/cpu/core_count.h"
 #include "generate/sampler.h"
 #include "ir/fingerprint.h"
 #include "model/model.h"
@@ -49,7 +50,8 @@ struct InferenceSession::Impl {
 
   static exec::SessionOptions options(const SessionConfig& config) {
     exec::SessionOptions options;
-    if (!config.reference) options.kernels = exec::cpu_kernel_registry({config.threads, cpu::best_cpu_target()});
+    const int threads = config.threads > 0 ? config.threads : cpu::default_thread_count();
+    if (!config.reference) options.kernels = exec::cpu_kernel_registry({threads, cpu::best_cpu_target()});
     options.kv.k = kv_encoding(config.cache_type_k);
     options.kv.v = kv_encoding(config.cache_type_v);
     return options;

@@ -1,26 +1,22 @@
 #include "cli/kernel_flags.h"
 
-#include <sched.h>
-
 #include <CLI/CLI.hpp>
 
 #include "exec/cpu_region_kernel.h"
+#include "kernels/cpu/core_count.h"
 #include "synapse/error.h"
 
 namespace synapse::cli {
 
 void add_kernel_flags(CLI::App& app, KernelFlags& flags) {
-  app.add_option("-t,--threads", flags.threads, "threads (default: one per available CPU)")
+  app.add_option("-t,--threads", flags.threads, "threads (default: one per physical core available to the process)")
       ->check(CLI::Range(1, 1024));
   app.add_option("--cpu-target", flags.target,
                  "kernels: auto, scalar, avx2, avx512, avx512vnni, or reference (the scalar oracle)");
 }
 
 int thread_count(const KernelFlags& flags) {
-  if (flags.threads > 0) return flags.threads;
-  cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return 1;
-  return std::max(1, CPU_COUNT(&allowed));
+  return flags.threads > 0 ? flags.threads : cpu::default_thread_count();
 }
 
 exec::SessionOptions session_options(const KernelFlags& flags) {

@@ -14,7 +14,7 @@ class App;
 namespace synapse::cli {
 
 struct KernelFlags {
-  int threads = 0;  // 0: one per CPU this process may run on
+  int threads = 0;  // 0: cpu::default_thread_count(), one per physical core available
   std::string target = "auto";
 };
 

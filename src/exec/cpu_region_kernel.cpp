@@ -9,15 +9,17 @@
 #include "exec/op_set.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/cpu/rope_table.h"
+#include "kernels/cpu/silu_ops.h"
 #include "kernels/cpu/thread_pool.h"
-#include "kernels/ref/elementwise.h"
 #include "synapse/error.h"
 
 namespace synapse::exec {
 namespace {
 
-// Elements per share of a threaded element-wise op: below this, one thread.
-constexpr int64_t kElementwiseGrain = 4096;
+// Pair rotations of RoPE per thread's share: fewer run in one piece.
+constexpr int64_t kRopeGrain = 4096;
+
 // Encoding ids whose dot kernels are chosen up front (all of ggml's ids are
 // below it).
 constexpr uint32_t kEncodingIds = 64;
@@ -25,7 +27,10 @@ constexpr uint32_t kEncodingIds = 64;
 class CpuOps final : public OpSet {
  public:
   CpuOps(cpu::CpuTarget target, int threads)
-      : target_(target), pool_(threads), name_(std::string("cpu-") + cpu::to_string(target)) {
+      : target_(target),
+        silu_ops_(cpu::silu_ops(target)),
+        pool_(threads),
+        name_(std::string("cpu-") + cpu::to_string(target)) {
     for (uint32_t id = 0; id < kEncodingIds; ++id)
       dot_kernels_[id] = cpu::best_dot_kernel(static_cast<Encoding>(id), target_);
   }
@@ -49,12 +54,22 @@ class CpuOps final : public OpSet {
     cpu::matmul(x, tokens, cpu::MatmulProduct{&w, bias, y, kernel}, ctx.scratch.activations.data(), pool_);
   }
 
-  void swiglu(StepContext& ctx, const float* gate, const float* up, float* y, int64_t n) const override {
-    if (n < 2 * kElementwiseGrain) return OpSet::swiglu(ctx, gate, up, y, n);
-    pool_.run([&](int worker, int workers) {
-      const cpu::Range share = cpu::split_range(n, worker, workers, kElementwiseGrain);
-      ref::swiglu(gate + share.begin, up + share.begin, y + share.begin, share.end - share.begin);
-    });
+  void silu(StepContext&, const float* x, float* y, int64_t n) const override { silu_ops_.silu(x, y, n); }
+
+  void swiglu(StepContext&, const float* gate, const float* up, float* y, int64_t n) const override {
+    silu_ops_.swiglu(gate, up, y, n);
+  }
+
+  // Rotations once per position of the step (shared by every layer's Rope
+  // nodes), then tokens applied in parallel.
+  void rope(StepContext& ctx, const float* x, const int32_t* positions, int64_t tokens, int64_t width,
+            const ref::RopeParams& params, float* y) const override {
+    cpu::RopeTable& table = ctx.scratch.rope;
+    if (!table.fits(params, tokens)) return OpSet::rope(ctx, x, positions, tokens, width, params, y);
+    table.prepare(params, positions, tokens);
+    const int64_t rotations_per_token = std::max<int64_t>(1, width / 2);
+    for_shares(tokens, std::max<int64_t>(1, kRopeGrain / rotations_per_token),
+               [&](int64_t begin, int64_t end) { table.apply(x, begin, end, width, params, y); });
   }
 
   void attention(StepContext& ctx, const float* q, const int32_t* positions, int64_t tokens, const ref::StateRows& k,
@@ -64,8 +79,18 @@ class CpuOps final : public OpSet {
     cpu::causal_attention(q, positions, tokens, k, v, shape, out, target_, pool_);
   }
 
+ protected:
+  void run_shares(int64_t n, int64_t grain, ShareFn fn, const void* share) const override {
+    if (n < 2 * grain || pool_.size() == 1) return fn(share, 0, n);
+    pool_.run([&](int worker, int workers) {
+      const cpu::Range range = cpu::split_range(n, worker, workers, grain);
+      if (range.begin < range.end) fn(share, range.begin, range.end);
+    });
+  }
+
  private:
   cpu::CpuTarget target_;
+  cpu::SiluOps silu_ops_;
   std::array<cpu::DotKernel, kEncodingIds> dot_kernels_;
   mutable cpu::ThreadPool pool_;  // running ops changes no observable state of the op set
   std::string name_;

@@ -16,6 +16,10 @@
 namespace synapse::exec {
 namespace {
 
+// Items of an element-wise op per thread's share: an op smaller than twice
+// this runs in one piece, as a fork/join costs about a microsecond.
+constexpr int64_t kElementGrain = 4096;
+
 class NodeRun {
  public:
   NodeRun(StepContext& ctx, const ir::Node& node, const OpSet& ops) : ctx_(ctx), node_(node), ops_(ops) {}
@@ -43,11 +47,28 @@ class NodeRun {
   int64_t cols() const { return in(0).cols; }
   ref::StateRows state(size_t i) const { return ctx_.kv.rows(in(i).state, in(i).rows); }
 
+  // fn(begin, end) over shares of the n elements of an element-wise op.
+  template <class Fn>
+  void each_element(int64_t n, const Fn& fn) const {
+    ops_.for_shares(n, kElementGrain, fn);
+  }
+  // fn(begin, end) over shares of `rows` rows of `width` elements.
+  template <class Fn>
+  void each_row(int64_t rows, int64_t width, const Fn& fn) const {
+    ops_.for_shares(rows, std::max<int64_t>(1, kElementGrain / std::max<int64_t>(1, width)), fn);
+  }
+
   void compute(const ir::Input&) {}
   void compute(const ir::Output&) {}
   void compute(const ir::Embedding& op) {
     const ref::EncodedMatrix& table = ctx_.weights.matrix(op.table);
-    if (!sliced(ctx_, op.table)) return ref::embedding(in(0).ids, in(0).rows, table, out().data);
+    if (!sliced(ctx_, op.table)) {
+      const int32_t* ids = in(0).ids;
+      float* y = out().data;
+      return each_row(in(0).rows, table.cols, [&](int64_t begin, int64_t end) {
+        ref::embedding(ids + begin, end - begin, table, y + begin * table.cols);
+      });
+    }
     // A paged table: each row is copied from its resident slice or read
     // from the file, never a whole slice loaded for one row.
     for (int64_t t = 0; t < in(0).rows; ++t) {
@@ -67,29 +88,68 @@ class NodeRun {
     product(op.weight, in(0).data + (rows() - wanted) * cols(), wanted, nullptr, out().data);
     out().rows = wanted;
   }
-  void compute(const ir::Add&) { ref::add(in(0).data, in(1).data, out().data, in(0).elements()); }
-  void compute(const ir::Mul&) { ref::mul(in(0).data, in(1).data, out().data, in(0).elements()); }
-  void compute(const ir::Silu&) { ref::silu(in(0).data, out().data, in(0).elements()); }
-  void compute(const ir::Sigmoid&) { ref::sigmoid(in(0).data, out().data, in(0).elements()); }
-  void compute(const ir::Gelu& op) { ref::gelu(in(0).data, out().data, in(0).elements(), op.approximation); }
-  void compute(const ir::SwiGlu&) { ops_.swiglu(ctx_, in(0).data, in(1).data, out().data, in(0).elements()); }
-  void compute(const ir::Softmax&) { ref::softmax(in(0).data, rows(), cols(), out().data, ctx_.accumulation); }
+  // y = f(a, b) (b null for one operand) over shares of the elements.
+  template <class Op>
+  void element_wise(const Op& op) {
+    const float* a = in(0).data;
+    const float* b = node_.operands.size() > 1 ? in(1).data : nullptr;
+    float* y = out().data;
+    each_element(in(0).elements(), [&](int64_t begin, int64_t end) {
+      op(a + begin, b ? b + begin : nullptr, y + begin, end - begin);
+    });
+  }
+  void compute(const ir::Add&) {
+    element_wise([](const float* a, const float* b, float* y, int64_t n) { ref::add(a, b, y, n); });
+  }
+  void compute(const ir::Mul&) {
+    element_wise([](const float* a, const float* b, float* y, int64_t n) { ref::mul(a, b, y, n); });
+  }
+  void compute(const ir::Silu&) {
+    element_wise([&](const float* x, const float*, float* y, int64_t n) { ops_.silu(ctx_, x, y, n); });
+  }
+  void compute(const ir::Sigmoid&) {
+    element_wise([](const float* x, const float*, float* y, int64_t n) { ref::sigmoid(x, y, n); });
+  }
+  void compute(const ir::Gelu& op) {
+    element_wise([&](const float* x, const float*, float* y, int64_t n) { ref::gelu(x, y, n, op.approximation); });
+  }
+  void compute(const ir::SwiGlu&) {
+    element_wise([&](const float* gate, const float* up, float* y, int64_t n) { ops_.swiglu(ctx_, gate, up, y, n); });
+  }
+  void compute(const ir::Softmax&) {
+    const float* x = in(0).data;
+    float* y = out().data;
+    const int64_t width = cols();
+    each_row(rows(), width, [&](int64_t begin, int64_t end) {
+      ref::softmax(x + begin * width, end - begin, width, y + begin * width, ctx_.accumulation);
+    });
+  }
   // The weight's length is the group normalised at a time (a whole row, or
   // one head for Qwen3's q/k norm); rows are contiguous, so groups are too.
   void compute(const ir::RmsNorm& op) {
     const int64_t group = ctx_.graph.weight(op.weight).shape.at(0);
-    ref::rms_norm(in(0).data, rows() * (cols() / group), group, ctx_.weights.vector(op.weight), op.eps,
-                  out().data, ctx_.accumulation);
+    const float* x = in(0).data;
+    const float* weight = ctx_.weights.vector(op.weight);
+    float* y = out().data;
+    each_row(rows() * (cols() / group), group, [&](int64_t begin, int64_t end) {
+      ref::rms_norm(x + begin * group, end - begin, group, weight, op.eps, y + begin * group, ctx_.accumulation);
+    });
   }
   void compute(const ir::LayerNorm& op) {
+    const float* x = in(0).data;
+    const float* weight = ctx_.weights.vector(op.weight);
     const float* bias = op.bias ? ctx_.weights.vector(*op.bias) : nullptr;
-    ref::layer_norm(in(0).data, rows(), cols(), ctx_.weights.vector(op.weight), bias, op.eps, out().data,
-                    ctx_.accumulation);
+    float* y = out().data;
+    const int64_t width = cols();
+    each_row(rows(), width, [&](int64_t begin, int64_t end) {
+      ref::layer_norm(x + begin * width, end - begin, width, weight, bias, op.eps, y + begin * width,
+                      ctx_.accumulation);
+    });
   }
   void compute(const ir::Rope& op) {
     const auto* llama3 = std::get_if<ir::RopeLlama3Scaling>(&op.scaling);
     const float* factors = llama3 ? ctx_.weights.vector(llama3->freq_factors) : nullptr;
-    ref::rope(in(0).data, in(1).ids, rows(), cols(), ref::rope_params(op, factors), out().data);
+    ops_.rope(ctx_, in(0).data, in(1).ids, rows(), cols(), ref::rope_params(op, factors), out().data);
   }
   void compute(const ir::StateAppend& op) {
     const int32_t* positions = in(1).ids;
@@ -121,7 +181,11 @@ class NodeRun {
       const TensorRef& x = in(i);
       if (!x.present) continue;
       if (op.mode == ir::MergeMode::GatedSum) {
-        ref::add_gated(in(0).data, in(0).cols, static_cast<int64_t>(i - 1), x.data, x.rows, x.cols, result.data);
+        const TensorRef& gates = in(0);
+        each_row(x.rows, x.cols, [&](int64_t begin, int64_t end) {
+          ref::add_gated(gates.data + begin * gates.cols, gates.cols, static_cast<int64_t>(i - 1),
+                         x.data + begin * x.cols, end - begin, x.cols, result.data + begin * x.cols);
+        });
       } else if (!any) {
         std::copy(x.data, x.data + x.elements(), result.data);
       }

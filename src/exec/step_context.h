@@ -10,6 +10,7 @@
 #include "exec/kv_state.h"
 #include "exec/weight_table.h"
 #include "ir/graph.h"
+#include "kernels/cpu/rope_table.h"
 #include "kernels/ref/accumulation.h"
 #include "memory/weight_residency.h"
 
@@ -46,9 +47,12 @@ struct StepScratch {
   std::vector<uint32_t> route;    // top-k routing bookkeeping
   // A chunk of activation rows quantized for the CPU dot kernels.
   std::vector<uint8_t> activations;
+  // The step's RoPE rotations, shared by the Rope nodes of every layer.
+  cpu::RopeTable rope;
 
   uint64_t bytes() const {
-    return (weight_row.size() + scores.size()) * sizeof(float) + route.size() * sizeof(uint32_t) + activations.size();
+    return (weight_row.size() + scores.size()) * sizeof(float) + route.size() * sizeof(uint32_t) + activations.size() +
+           rope.bytes();
   }
 };
 

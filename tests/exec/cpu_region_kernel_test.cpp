@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "exec/session.h"
@@ -90,6 +91,28 @@ TEST(CpuRegionKernel, TokenLogitsAreBitIdenticalAcrossChunkingAndThreads) {
     ASSERT_EQ(chunked.size(), single.size());
     EXPECT_EQ(0, std::memcmp(chunked.data(), single.data(), chunked.size() * sizeof(float))) << type;
   }
+}
+
+TEST(CpuRegionKernel, SessionsRunningAtOnceOnTheSharedWorkersGetTheirAloneResults) {
+  test::TempDir dir;
+  const Model model = load_model(test::write_tiny_model(dir, "qwen2", "q8_0"));
+  Session alone = cpu_session(model, 2);
+  const std::vector<float> expected = alone.eval_all(kPrompt);
+  auto evaluate = [&](int threads, std::vector<float>* last) {
+    Session session = cpu_session(model, threads);
+    for (int round = 0; round < 4; ++round) {
+      session.reset();
+      *last = session.eval_all(kPrompt);
+    }
+  };
+  std::vector<float> a, b;
+  std::thread first(evaluate, 2, &a), second(evaluate, 3, &b);
+  first.join();
+  second.join();
+  ASSERT_EQ(a.size(), expected.size());
+  ASSERT_EQ(b.size(), expected.size());
+  EXPECT_EQ(0, std::memcmp(a.data(), expected.data(), a.size() * sizeof(float)));
+  EXPECT_EQ(0, std::memcmp(b.data(), expected.data(), b.size() * sizeof(float)));
 }
 
 TEST(CpuRegionKernel, RejectsBadOptions) {

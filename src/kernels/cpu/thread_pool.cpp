@@ -1,9 +1,9 @@
 #include "kernels/cpu/thread_pool.h"
 
-#include <pthread.h>
-#include <sched.h>
-
 #include <algorithm>
+#include <atomic>
+#include <memory>
+#include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -13,104 +13,155 @@
 #endif
 
 namespace synapse::cpu {
+
+// One worker thread of the process-wide set. A caller hands it a share by
+// filling the task fields and bumping `ticket`; the worker answers by
+// setting `done` to that ticket. Everything a worker touches after a share
+// lives here, never on the caller's stack, so a caller may return as soon as
+// it sees `done`.
+struct alignas(64) SharedWorker {
+  std::atomic<uint64_t> ticket{0};  // ~0 stops the worker
+  std::atomic<uint64_t> done{0};
+  std::atomic<bool> sleeping{false};         // the worker waits on ticket
+  std::atomic<bool> caller_sleeping{false};  // the caller waits on done
+  ThreadPool::Erased fn = nullptr;
+  void* context = nullptr;
+  int share = 0;
+  int workers = 0;
+  std::thread thread;
+};
+
 namespace {
 
 constexpr uint64_t kStop = ~uint64_t{0};
-// About 50-100 us of spinning before a worker sleeps: long enough to bridge
+// About 50-100 us of spinning before a thread sleeps: long enough to bridge
 // the gap between ops of one step, short enough not to burn a core between
 // requests.
 constexpr int kSpins = 1 << 14;
 
-// Pins the calling thread to the index-th CPU of the process's affinity
-// mask, if there is one.
-void pin_to_cpu(int index) {
-  cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
-  for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (!CPU_ISSET(cpu, &allowed)) continue;
-    if (seen++ != index) continue;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
-    return;
-  }
-}
-
-int allowed_cpus() {
-  cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return 1;
-  return CPU_COUNT(&allowed);
-}
-
-}  // namespace
-
-ThreadPool::ThreadPool(int threads) {
-  const int workers = std::max(1, threads) - 1;
-  // Pinning only helps when every thread can have a CPU of its own.
-  const bool pin = threads <= allowed_cpus();
-  workers_.reserve(static_cast<size_t>(workers));
-  for (int w = 1; w <= workers; ++w)
-    workers_.emplace_back([this, w, pin] {
-      if (pin) pin_to_cpu(w);
-      work(w);
-    });
-}
-
-ThreadPool::~ThreadPool() {
-  generation_.store(kStop);
-  generation_.notify_all();
-  for (std::thread& worker : workers_) worker.join();
-}
-
-void ThreadPool::run_erased(Erased fn, void* context) {
-  if (workers_.empty()) {
-    fn(context, 0, 1);
-    return;
-  }
-  std::lock_guard lock(run_mutex_);
-  fn_ = fn;
-  context_ = context;
-  pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
-  generation_.fetch_add(1);
-  // Waking is a system call: only made when some worker went to sleep (a
-  // worker re-checks the generation after announcing itself, so none is missed).
-  if (sleepers_.load() > 0) generation_.notify_all();
-  fn(context, 0, size());
+// Waits until `flag` differs from `old`: spins, then sleeps on the futex,
+// announcing the sleep in `sleeping` (the other side notifies only then).
+template <class T>
+T wait_for_change(std::atomic<T>& flag, T old, std::atomic<bool>& sleeping) {
   for (int spin = 0;; ++spin) {
-    int left = pending_.load(std::memory_order_acquire);
-    if (left == 0) break;
+    const T now = flag.load(std::memory_order_acquire);
+    if (now != old) return now;
     if (spin < kSpins) {
       SYNAPSE_CPU_RELAX();
       continue;
     }
-    caller_sleeping_.store(true);
-    left = pending_.load();
-    if (left != 0) pending_.wait(left);
-    caller_sleeping_.store(false);
+    sleeping.store(true);
+    if (flag.load() == old) flag.wait(old);
+    sleeping.store(false);
   }
 }
 
-void ThreadPool::work(int worker) {
+void serve(SharedWorker& w) {
   uint64_t seen = 0;
   for (;;) {
-    uint64_t now = generation_.load(std::memory_order_acquire);
-    for (int spin = 0; now == seen; ++spin) {
-      if (spin < kSpins) {
-        SYNAPSE_CPU_RELAX();
-      } else {
-        sleepers_.fetch_add(1);
-        generation_.wait(seen);
-        sleepers_.fetch_sub(1);
-      }
-      now = generation_.load(std::memory_order_acquire);
-    }
-    if (now == kStop) return;
-    seen = now;
-    fn_(context_, worker, size());
-    if (pending_.fetch_sub(1) == 1 && caller_sleeping_.load()) pending_.notify_one();
+    seen = wait_for_change(w.ticket, seen, w.sleeping);
+    if (seen == kStop) return;
+    w.fn(w.context, w.share, w.workers);
+    w.done.store(seen);
+    if (w.caller_sleeping.load()) w.done.notify_one();
   }
 }
+
+// The process's worker threads and which of them are idle (a stack: the
+// most recently used, still spinning, are leased first).
+class WorkerSet {
+ public:
+  static WorkerSet& instance() {
+    static WorkerSet set;
+    return set;
+  }
+
+  ~WorkerSet() {
+    for (auto& w : workers_) {
+      w->ticket.store(kStop);
+      w->ticket.notify_one();
+    }
+    for (auto& w : workers_) w->thread.join();
+  }
+
+  void grow(int count) {
+    std::lock_guard lock(mutex_);
+    while (static_cast<int>(workers_.size()) < count) {
+      workers_.push_back(std::make_unique<SharedWorker>());
+      SharedWorker* w = workers_.back().get();
+      idle_.push_back(w);
+      w->thread = std::thread([w] { serve(*w); });
+    }
+  }
+
+  int size() {
+    std::lock_guard lock(mutex_);
+    return static_cast<int>(workers_.size());
+  }
+
+  // Takes up to `wanted` idle workers into out; returns how many.
+  int lease(int wanted, SharedWorker** out) {
+    std::lock_guard lock(mutex_);
+    const int count = std::min(wanted, static_cast<int>(idle_.size()));
+    for (int i = 0; i < count; ++i) {
+      out[i] = idle_.back();
+      idle_.pop_back();
+    }
+    return count;
+  }
+
+  // Returns leased workers; the first leased ends on top, so the next run
+  // hands each share to the worker that ran it last.
+  void give_back(SharedWorker* const* leased, int count) {
+    std::lock_guard lock(mutex_);
+    for (int i = count - 1; i >= 0; --i) idle_.push_back(leased[i]);  // within capacity: no allocation
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<SharedWorker>> workers_;
+  std::vector<SharedWorker*> idle_;
+};
+
+}  // namespace
+
+ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {
+  leased_.resize(static_cast<size_t>(threads_ - 1));
+  WorkerSet::instance().grow(threads_ - 1);
+}
+
+void ThreadPool::run_erased(Erased fn, void* context) {
+  if (threads_ == 1) {
+    fn(context, 0, 1);
+    return;
+  }
+  std::lock_guard lock(run_mutex_);
+  WorkerSet& set = WorkerSet::instance();
+  const int helpers = set.lease(threads_ - 1, leased_.data());
+  for (int i = 0; i < helpers; ++i) {
+    SharedWorker& w = *leased_[static_cast<size_t>(i)];
+    w.fn = fn;
+    w.context = context;
+    w.share = i + 1;
+    w.workers = threads_;
+    w.ticket.fetch_add(1);
+    // Waking is a system call: only made when the worker went to sleep (it
+    // re-checks the ticket after announcing itself, so none is missed).
+    if (w.sleeping.load()) w.ticket.notify_one();
+  }
+  fn(context, 0, threads_);
+  // Shares whose worker another team holds run here.
+  for (int share = helpers + 1; share < threads_; ++share) fn(context, share, threads_);
+  for (int i = 0; i < helpers; ++i) {
+    SharedWorker& w = *leased_[static_cast<size_t>(i)];
+    const uint64_t ticket = w.ticket.load(std::memory_order_relaxed);
+    const uint64_t done = w.done.load(std::memory_order_acquire);
+    if (done != ticket) wait_for_change(w.done, done, w.caller_sleeping);  // done moves once: to ticket
+  }
+  set.give_back(leased_.data(), helpers);
+}
+
+int shared_worker_threads() { return WorkerSet::instance().size(); }
 
 Range split_range(int64_t n, int worker, int workers, int64_t grain) {
   const int64_t units = (n + grain - 1) / grain;

@@ -1,31 +1,41 @@
-// A fork/join pool for per-op parallelism: run(task) calls task(worker,
-// workers) on every worker, the calling thread being worker 0, and returns
-// when all have finished. Workers are pinned to distinct CPUs where the
-// affinity mask allows, spin briefly between tasks (ops follow each other
-// within microseconds during a decode step) and then sleep on a futex. A run
-// allocates nothing and makes no system call while workers are spinning.
+// A fork/join team for per-op parallelism: run(task) calls task(worker,
+// workers) once for every worker index in [0, size()), the calling thread
+// taking index 0, and returns when all have finished.
+//
+// Every ThreadPool of the process draws its helpers from one process-wide
+// set of worker threads, grown to the largest team asked for: sessions with
+// different thread counts share the threads instead of each starting (and
+// pinning) its own. A run leases the idle workers it needs; when another
+// team holds some of them, the caller runs their shares itself, so a task
+// sees the same (worker, workers) indices and computes the same results
+// either way. Workers are not pinned (the scheduler places them where the
+// CPUs are free); they spin briefly between tasks (ops follow each other
+// within microseconds during a decode step) and then sleep on a futex. A
+// run allocates nothing and makes no system call while workers are spinning.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <mutex>
-#include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace synapse::cpu {
 
+struct SharedWorker;
+
 class ThreadPool {
  public:
-  // threads >= 1 counts the caller; threads - 1 workers are started.
+  // threads >= 1 counts the caller; the shared set grows to threads - 1
+  // workers if it has fewer.
   explicit ThreadPool(int threads);
-  ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  int size() const { return static_cast<int>(workers_.size()) + 1; }
+  int size() const { return threads_; }
 
-  // Runs task(worker, size()) on every worker. Calls from different threads
-  // are serialized. The task must not throw.
+  // Runs task(worker, size()) for every worker index. Calls on one pool
+  // from different threads are serialized; different pools run at once.
+  // The task must not throw.
   template <class Task>
   void run(Task&& task) {
     run_erased(
@@ -33,20 +43,18 @@ class ThreadPool {
         &task);
   }
 
- private:
   using Erased = void (*)(void* context, int worker, int workers);
-  void run_erased(Erased fn, void* context);
-  void work(int worker);
 
-  std::vector<std::thread> workers_;
+ private:
+  void run_erased(Erased fn, void* context);
+
+  int threads_;
   std::mutex run_mutex_;
-  Erased fn_ = nullptr;
-  void* context_ = nullptr;
-  std::atomic<uint64_t> generation_{0};  // bumped to start a task; ~0 stops the workers
-  std::atomic<int> pending_{0};          // workers still running the current task
-  std::atomic<int> sleepers_{0};         // workers asleep on generation_
-  std::atomic<bool> caller_sleeping_{false};
+  std::vector<SharedWorker*> leased_;  // a run's helpers; sized once: a run allocates nothing
 };
+
+// Worker threads the process-wide set has started (for tests).
+int shared_worker_threads();
 
 // [begin, end) of worker's share of n items split into `workers` contiguous
 // parts, each a multiple of `grain` items except the last.

@@ -18,9 +18,14 @@ float yarn_corr_dim(int64_t n_dims, uint32_t original_context, float n_rot, floa
          (2.0f * std::log(base));
 }
 
-// cos and sin of pair `pair` at `position` (ggml's rope_yarn).
-void rotation(const RopeParams& p, int32_t position, int64_t pair, float& cos_theta, float& sin_theta) {
-  const double inv_freq = std::pow(static_cast<double>(p.theta), -2.0 * static_cast<double>(pair) / p.rotary_dim);
+}  // namespace
+
+double rope_inv_freq(const RopeParams& p, int64_t pair) {
+  return std::pow(static_cast<double>(p.theta), -2.0 * static_cast<double>(pair) / p.rotary_dim);
+}
+
+void rope_rotation(const RopeParams& p, int32_t position, int64_t pair, double inv_freq, float& cos_theta,
+                   float& sin_theta) {
   float theta_extrap = static_cast<float>(position * inv_freq);
   if (p.freq_factors) theta_extrap /= p.freq_factors[pair];
   const float theta_interp = p.freq_scale * theta_extrap;
@@ -35,8 +40,6 @@ void rotation(const RopeParams& p, int32_t position, int64_t pair, float& cos_th
   cos_theta = std::cos(theta) * mscale;
   sin_theta = std::sin(theta) * mscale;
 }
-
-}  // namespace
 
 RopeParams rope_params(const ir::Rope& rope, const float* freq_factors) {
   RopeParams p;
@@ -63,22 +66,16 @@ RopeParams rope_params(const ir::Rope& rope, const float* freq_factors) {
 }
 
 void rope(const float* x, const int32_t* positions, int64_t tokens, int64_t width, const RopeParams& p, float* y) {
-  const int64_t half = p.rotary_dim / 2;
   for (int64_t t = 0; t < tokens; ++t) {
     for (int64_t head = 0; head < width / p.head_dim; ++head) {
       const float* src = x + t * width + head * p.head_dim;
       float* dst = y + t * width + head * p.head_dim;
-      for (int64_t i = p.rotary_dim; i < p.head_dim; ++i) dst[i] = src[i];
-      for (int64_t pair = 0; pair < half; ++pair) {
+      for (int64_t pair = 0; pair < p.rotary_dim / 2; ++pair) {
         float c, s;
-        rotation(p, positions[t], pair, c, s);
-        // Normal: elements (2i, 2i+1); NeoX: elements (i, i + rotary_dim/2).
-        const int64_t a = p.layout == ir::RopeLayout::Normal ? 2 * pair : pair;
-        const int64_t b = p.layout == ir::RopeLayout::Normal ? 2 * pair + 1 : pair + half;
-        const float x0 = src[a], x1 = src[b];
-        dst[a] = x0 * c - x1 * s;
-        dst[b] = x0 * s + x1 * c;
+        rope_rotation(p, positions[t], pair, rope_inv_freq(p, pair), c, s);
+        rotate_pair(src, dst, p, pair, c, s);
       }
+      copy_unrotated(src, dst, p);
     }
   }
 }

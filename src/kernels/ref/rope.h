@@ -27,6 +27,31 @@ struct RopeParams {
 // a Llama 3 scaling (ignored otherwise).
 RopeParams rope_params(const ir::Rope& rope, const float* freq_factors);
 
+// The inverse frequency of pair `pair`: theta^(-2 pair / rotary_dim), in
+// double.
+double rope_inv_freq(const RopeParams& params, int64_t pair);
+
+// cos and sin of pair `pair` at `position` (ggml's rope_yarn), times the
+// YaRN magnitude scale; inv_freq is rope_inv_freq(params, pair).
+void rope_rotation(const RopeParams& params, int32_t position, int64_t pair, double inv_freq, float& cos_theta,
+                   float& sin_theta);
+
+// Rotates pair `pair` of one head from src into dst (dst may equal src):
+// Normal layout pairs elements (2i, 2i+1), NeoX (i, i + rotary_dim/2).
+inline void rotate_pair(const float* src, float* dst, const RopeParams& p, int64_t pair, float c, float s) {
+  const bool normal = p.layout == ir::RopeLayout::Normal;
+  const int64_t a = normal ? 2 * pair : pair;
+  const int64_t b = normal ? 2 * pair + 1 : pair + p.rotary_dim / 2;
+  const float x0 = src[a], x1 = src[b];
+  dst[a] = x0 * c - x1 * s;
+  dst[b] = x0 * s + x1 * c;
+}
+
+// Copies a head's elements past rotary_dim, which RoPE leaves as they are.
+inline void copy_unrotated(const float* src, float* dst, const RopeParams& p) {
+  for (int64_t i = p.rotary_dim; i < p.head_dim; ++i) dst[i] = src[i];
+}
+
 // x and y [tokens, width], width a multiple of head_dim; y may equal x.
 void rope(const float* x, const int32_t* positions, int64_t tokens, int64_t width, const RopeParams& params,
           float* y);

@@ -61,6 +61,36 @@ TEST(CpuThreadPool, RunsFromTwoThreadsAreSerialized) {
   EXPECT_FALSE(overlapped.load());
 }
 
+TEST(CpuThreadPool, PoolsShareTheProcessWorkers) {
+  ThreadPool first(4);
+  const int workers = shared_worker_threads();
+  EXPECT_GE(workers, 3);
+  ThreadPool second(4), third(2);
+  EXPECT_EQ(shared_worker_threads(), workers);  // no new threads for pools no larger
+}
+
+TEST(CpuThreadPool, PoolsRunAtOnceAndEveryShareRunsOnce) {
+  // Two pools of 3 over the shared workers: while one holds workers, the
+  // other's caller runs the missing shares itself.
+  constexpr int kRounds = 300;
+  auto caller = [](std::vector<int>* totals) {
+    ThreadPool pool(3);
+    std::vector<std::atomic<int>> runs(3);
+    for (int round = 0; round < kRounds; ++round)
+      pool.run([&](int worker, int workers) {
+        EXPECT_EQ(workers, 3);
+        runs[static_cast<size_t>(worker)].fetch_add(1);
+      });
+    for (auto& count : runs) totals->push_back(count.load());
+  };
+  std::vector<int> a, b;
+  std::thread first(caller, &a), second(caller, &b);
+  first.join();
+  second.join();
+  EXPECT_EQ(a, std::vector<int>(3, kRounds));
+  EXPECT_EQ(b, std::vector<int>(3, kRounds));
+}
+
 TEST(CpuSplitRange, SharesCoverEveryItemOnceInGrainMultiples) {
   for (int64_t n : {0, 1, 7, 64, 1000, 4865})
     for (int workers : {1, 2, 3, 8})
