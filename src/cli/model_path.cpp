@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <regex>
 
 #include "format/gguf_reader.h"
@@ -15,17 +14,12 @@ namespace fs = std::filesystem;
 bool is_gguf_model(const std::string& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return false;
-  {
-    std::ifstream in(path, std::ios::binary);
-    char magic[4] = {};
-    if (!in.read(magic, 4) || std::string_view(magic, 4) != "GGUF") return false;
-  }
   // Split files ("-00002-of-00003.gguf"): the first part names the model.
   static const std::regex later_part(R"(-(\d{5})-of-\d{5}\.gguf$)");
   std::smatch part;
   const std::string name = fs::path(path).filename().string();
   if (std::regex_search(name, part, later_part) && part[1] != "00001") return false;
-  try {
+  try {  // the reader checks the magic first, so other files fail fast
     const GgufFile file = GgufFile::open(path);
     const GgufValue* arch = file.metadata().find("general.architecture");
     return !(arch && arch->type() == GgufType::String && std::get<std::string>(arch->v) == "clip");

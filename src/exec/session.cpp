@@ -30,8 +30,7 @@ Session::Session(const Model& model, SessionOptions options)
                  options.all_logits ? model.graph.bounds.at("chunk") : 1),
       memory_(admit_memory(model, scheduler_, kv_, options.memory)),
       vocab_(vocabulary_of(model.graph)),
-      positions_(static_cast<size_t>(scheduler_.chunk())),
-      all_logits_(options.all_logits) {
+      positions_(static_cast<size_t>(scheduler_.chunk())) {
   kv_.charge_pages_to(&memory_.ledger);
   for (ir::NodeId out : model.graph.entry_outputs()) {
     const ir::Node& node = model.graph.node(out);
@@ -90,7 +89,8 @@ std::span<const float> Session::eval(std::span<const int32_t> tokens) {
 }
 
 std::vector<float> Session::eval_all(std::span<const int32_t> tokens) {
-  if (!all_logits_)
+  // The scheduler plans a chunk of logits rows only for all-logits sessions.
+  if (scheduler_.logits_rows() < scheduler_.chunk())
     throw Error(ErrorKind::InvalidValue, "every token's logits need a session created for all logits");
   std::vector<float> all;
   all.reserve(tokens.size() * last_logits_.size());

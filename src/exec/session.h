@@ -90,7 +90,6 @@ class Session {
   uint64_t steps_ = 0;
   std::vector<int32_t> positions_;  // one chunk's positions
   std::vector<float> last_logits_;
-  bool all_logits_ = false;
   std::atomic<bool> cancel_{false};
 };
 
