@@ -32,6 +32,7 @@
 
 #include "kernels/cpu/dot_legacy_simd.h"
 #include "kernels/cpu/dot_legacy_tiles.h"
+#include "kernels/cpu/matvec_prefetch.h"
 #include "kernels/cpu/simd_helpers.h"
 
 namespace synapse::cpu::legacy {
@@ -43,8 +44,6 @@ constexpr uint64_t kPairBytes = 2 * kQ8_0BlockBytes;
 // Steps whose activation side is prepared at a time (the columns of a
 // 16384-wide row); longer rows go chunk by chunk, the accumulators kept in y.
 constexpr int64_t kChunkSteps = 256;
-// Rows up to this long get software prefetches (see pass()).
-constexpr uint64_t kShortRowBytes = 4096;
 
 // The activation side of one step (blocks b and b + 1).
 struct alignas(64) StepActivations {
@@ -152,17 +151,10 @@ template <bool kLone>
 // lone block when `lone_last`; acc carries the rows' sums across chunks.
 __m256 pass(const uint8_t* row, uint64_t w_stride, const StepActivations* act, int64_t steps, bool lone_last,
             __m256 acc, const Constants& c) {
-  // Short rows (a 896-wide Q8_0 row is 952 bytes) are too short for the
-  // hardware prefetcher to get ahead of eight interleaved streams, so each
-  // step also prefetches its share of the next pass's rows, in address
-  // order. Long rows stream well on their own, and there the prefetches
-  // only cost instructions.
-  const uint8_t* next = row + kPassRows * w_stride;
-  const uint64_t ahead_per_step = w_stride <= kShortRowBytes ? (kPassRows * w_stride + steps - 1) / steps : 0;
+  const NextPassPrefetch prefetch(row, w_stride, kPassRows, steps);
   const int64_t full = lone_last ? steps - 1 : steps;
   for (int64_t s = 0; s < full; ++s) {
-    const char* ahead = reinterpret_cast<const char*>(next + s * ahead_per_step);
-    for (uint64_t b = 0; b < ahead_per_step; b += 64) _mm_prefetch(ahead + b, _MM_HINT_T2);
+    prefetch.step(s);
     acc = step<false>(row + s * kPairBytes, w_stride, act[s], acc, c);
   }
   if (lone_last) acc = step<true>(row + full * kPairBytes, w_stride, act[full], acc, c);

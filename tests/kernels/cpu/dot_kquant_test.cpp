@@ -178,6 +178,19 @@ TEST(DotKquantPanel, EveryPairHasTheBitsOfTheTileAndNothingElseIsWritten) {
           dot_test::expect_panel_matches_tile(encoding, rows, tokens, n);
 }
 
+// One and several passes, rows of one super-block up to rows past the
+// matvec's prepared chunk (32 super-blocks), short rows (prefetching the
+// next pass) and long ones: every row has the tile's bits.
+TEST(DotKquantMatvec, EveryRowHasTheBitsOfTheTile) {
+  if (!cpu_supports(CpuTarget::Avx512Vnni)) GTEST_SKIP() << "the matvec kernels need AVX-512 VNNI, which this CPU lacks";
+  for (Encoding encoding : kEncodings) {
+    ASSERT_TRUE(find_dot_kernel(encoding, CpuTarget::Avx512Vnni).matvec);
+    for (int64_t rows : {8, 24})
+      for (int64_t n : {256, 512, 256 * 7, 256 * 32, 256 * 33, 256 * 70})
+        dot_test::expect_matvec_matches_tile(encoding, rows, n);
+  }
+}
+
 TEST(DotKquantTile, WritesOnlyItsRowsAndTokens) {
   for (Encoding encoding : kEncodings)
     dot_test::expect_tiles_write_only_their_outputs(encoding, make_operands(encoding, 512, Fill::Quantized, 5));
