@@ -80,10 +80,8 @@ DotKernel find_legacy_dot_kernel(Encoding encoding, CpuTarget target) {
   DotKernel kernel{ActivationFormat::Q8, tile};
   if (target == CpuTarget::Avx512Vnni) {
     kernel.panel = q8_0 ? legacy::kVnniPanels.q8_0 : legacy::kVnniPanels.q4_0;
-    if (q8_0) {
-      kernel.matvec = legacy::kVnniMatvecQ8_0;
-      kernel.matvec_rows = legacy::kVnniMatvecRows;
-    }
+    kernel.matvec = q8_0 ? legacy::kVnniMatvecs.q8_0 : legacy::kVnniMatvecs.q4_0;
+    kernel.matvec_rows = legacy::kVnniMatvecs.rows;
   }
   return kernel;
 }

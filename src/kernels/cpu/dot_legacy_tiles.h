@@ -14,8 +14,11 @@ namespace synapse::cpu::legacy {
 // panels (DotKernel::panel): dot_legacy_panel_vnni.cpp.
 struct Tiles { DotTile q8_0, q4_0; };
 extern const Tiles kAvx2Tiles, kVnniTiles, kVnniPanels;
-// Q8_0 matrix-vector products (DotKernel::matvec): dot_legacy_matvec_vnni.cpp.
-extern const DotRows kVnniMatvecQ8_0;
-extern const int kVnniMatvecRows;
+// Matrix-vector products (DotKernel::matvec): dot_legacy_matvec_vnni.cpp.
+struct Matvecs {
+  DotRows q8_0, q4_0;
+  int rows;
+};
+extern const Matvecs kVnniMatvecs;
 
 }  // namespace synapse::cpu::legacy

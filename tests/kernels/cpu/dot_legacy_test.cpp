@@ -89,10 +89,13 @@ TEST(DotLegacyPanel, EveryPairHasTheBitsOfTheTileAndNothingElseIsWritten) {
 // One and several passes; odd and even block counts; rows longer than the
 // activation steps the kernel prepares at a time (256 block pairs).
 TEST(DotLegacyMatvec, EveryRowHasTheBitsOfTheTile) {
-  for (Encoding encoding : kEncodings)
+  if (!cpu_supports(CpuTarget::Avx512Vnni)) GTEST_SKIP() << "the matvec kernels need AVX-512 VNNI, which this CPU lacks";
+  for (Encoding encoding : kEncodings) {
+    ASSERT_TRUE(find_dot_kernel(encoding, CpuTarget::Avx512Vnni).matvec);
     for (int64_t rows : {8, 24})
-      for (int64_t n : {32, 64, 32 * 19, 32 * 513, 32 * 1024})
+      for (int64_t n : {32, 64, 32 * 4, 32 * 6, 32 * 19, 32 * 513, 32 * 1024})
         dot_test::expect_matvec_matches_tile(encoding, rows, n);
+  }
 }
 
 TEST(DotLegacyTile, LeavesTheOutputAloneForShapesBeyondTheTile) {
