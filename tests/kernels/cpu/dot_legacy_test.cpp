@@ -1,4 +1,4 @@
-// Q8_0 / Q4_0 dot tiles on every target this machine runs: results against a
+// Q8_0 / Q4_0 / Q5_0 dot tiles on every target this machine runs: results against a
 // double-precision reference over the dequantized rows, and batch
 // invariance (a pair's float is the same bits whatever tile computes it).
 #include <gtest/gtest.h>
@@ -19,7 +19,9 @@ namespace synapse::cpu {
 namespace {
 
 constexpr int kBlock = 32;
-constexpr Encoding kEncodings[] = {Encoding::Q8_0, Encoding::Q4_0};
+constexpr Encoding kEncodings[] = {Encoding::Q8_0, Encoding::Q4_0, Encoding::Q5_0};
+// The encodings with a panel and a matrix-vector kernel too.
+constexpr Encoding kFastEncodings[] = {Encoding::Q8_0, Encoding::Q4_0};
 
 using dot_test::Operands;
 
@@ -47,7 +49,7 @@ Operands make_operands(Encoding encoding, int64_t n, uint32_t seed) {
   return ops;
 }
 
-TEST(DotLegacyKernel, ServesQ8_0AndQ4_0WithQ8ActivationsOnEveryTarget) {
+TEST(DotLegacyKernel, ServesQ8_0Q4_0AndQ5_0WithQ8ActivationsOnEveryTarget) {
   for (Encoding encoding : kEncodings) {
     for (CpuTarget target : supported_cpu_targets()) {
       const DotKernel kernel = best_dot_kernel(encoding, target);
@@ -73,13 +75,14 @@ TEST(DotLegacyTile, EveryTileShapeAndPositionGivesTheBitsOfASinglePair) {
 }
 
 TEST(DotLegacyTile, WritesOnlyItsRowsAndTokens) {
-  dot_test::expect_tiles_write_only_their_outputs(Encoding::Q4_0, make_operands(Encoding::Q4_0, 64, 5));
+  for (Encoding encoding : {Encoding::Q4_0, Encoding::Q5_0})
+    dot_test::expect_tiles_write_only_their_outputs(encoding, make_operands(encoding, 64, 5));
 }
 
 // Rows past a 32-row panel, token counts past its 6-token groups, blocks
 // past its 16-block chunks.
 TEST(DotLegacyPanel, EveryPairHasTheBitsOfTheTileAndNothingElseIsWritten) {
-  for (Encoding encoding : kEncodings) {
+  for (Encoding encoding : kFastEncodings) {
     for (auto [rows, tokens] : {std::pair{32, 6}, {1, 1}, {7, 13}, {17, 5}, {29, 20}})
       for (int64_t n : {64, 32 * 19})
         dot_test::expect_panel_matches_tile(encoding, rows, tokens, n);
@@ -90,7 +93,7 @@ TEST(DotLegacyPanel, EveryPairHasTheBitsOfTheTileAndNothingElseIsWritten) {
 // activation steps the kernel prepares at a time (256 block pairs).
 TEST(DotLegacyMatvec, EveryRowHasTheBitsOfTheTile) {
   if (!cpu_supports(CpuTarget::Avx512Vnni)) GTEST_SKIP() << "the matvec kernels need AVX-512 VNNI, which this CPU lacks";
-  for (Encoding encoding : kEncodings) {
+  for (Encoding encoding : kFastEncodings) {
     ASSERT_TRUE(find_dot_kernel(encoding, CpuTarget::Avx512Vnni).matvec);
     for (int64_t rows : {8, 24})
       for (int64_t n : {32, 64, 32 * 4, 32 * 6, 32 * 19, 32 * 513, 32 * 1024})
