@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "generate/draft_model.h"
 #include "kernels/cpu/cpu_target.h"
 #include "model/model.h"
+#include "support/command_runner.h"
 #include "support/temp_dir.h"
 #include "support/tiny_model.h"
 #include "synapse/error.h"
@@ -146,6 +148,33 @@ TEST_P(SpeculativeTest, StopsAtNPredictAndAtTheContextsEnd) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Architectures, SpeculativeTest, testing::Values("qwen2", "olmoe"));
+
+// Real weights: stories260K in F32 drafted by its own Q4_0 file.
+TEST(SpeculativeStories, Q4_0DraftGivesTheF32TargetsGreedyOutput) {
+  const std::filesystem::path target_path = test::shared_data("gguf/stories260K-f32.gguf");
+  const std::filesystem::path draft_path = test::shared_data("gguf/stories260K-q4_0.gguf");
+  if (!std::filesystem::exists(target_path) || !std::filesystem::exists(draft_path))
+    GTEST_SKIP() << "shared test data " << target_path << " or " << draft_path << " is absent";
+  const Model target = load_model(target_path.string());
+  const Model draft = load_model(draft_path.string());
+  const std::vector<int32_t> prompt = {1, 403, 261, 378};  // BOS and a few story tokens
+  exec::Session plain_session(target, cpu_options());
+  Sampler plain_sampler(greedy(), static_cast<int32_t>(target.info.n_vocab));
+  const std::vector<int32_t> expected = generate(plain_session, plain_sampler, prompt, generation(64));
+  for (int draft_max : {1, 4, 16}) {
+    exec::Session session(target, cpu_options(draft_max + 1));
+    Sampler sampler(greedy(), static_cast<int32_t>(target.info.n_vocab));
+    ModelDrafter drafter(draft, cpu_options());
+    SpeculativeStats stats;
+    SpeculativeOptions spec;
+    spec.draft_max = draft_max;
+    EXPECT_EQ(generate_speculative(session, sampler, prompt, generation(64), drafter, spec, stats), expected)
+        << "draft-max " << draft_max;
+    // A quantized copy mostly agrees with its target: fewer passes than tokens.
+    EXPECT_LT(stats.target_passes, 48) << "draft-max " << draft_max << ": " << stats.accepted << " of "
+                                       << stats.drafted << " drafts accepted";
+  }
+}
 
 TEST(NgramDrafter, DraftsWhatFollowedTheLongestEarlierMatch) {
   NgramDrafter drafter(3);
