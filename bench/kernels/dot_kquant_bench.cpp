@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "encoding/encoding.h"
 #include "kernels/cpu/activation.h"
 #include "kernels/cpu/cpu_target.h"
 #include "kernels/cpu/dot_kernel.h"
-#include "kernels/encoding/encoding.h"
 
 namespace synapse::cpu {
 namespace {
@@ -113,7 +113,7 @@ const bool kRegistered = [] {
       if (!find_dot_kernel(encoding, target).tile) continue;
       for (const MatrixCase& shape : kCases) {
         for (int tokens : {1, kMaxTileTokens}) {
-          const std::string name = std::string("kquant/") + encoding_info(static_cast<uint32_t>(encoding)).name + "/" +
+          const std::string name = std::string("kquant/") + encoding_info(encoding).name + "/" +
                                    to_string(target) + "/" + shape.name + "/tokens:" + std::to_string(tokens);
           benchmark::RegisterBenchmark(name.c_str(), bm_matmul, encoding, target, shape, tokens);
         }
@@ -122,7 +122,7 @@ const bool kRegistered = [] {
         for (bool use_panel : {false, true}) {
           if (use_panel && !find_dot_kernel(encoding, target).panel) continue;
           const std::string name = std::string("kquant-prefill/") +
-                                   encoding_info(static_cast<uint32_t>(encoding)).name + "/" + to_string(target) +
+                                   encoding_info(encoding).name + "/" + to_string(target) +
                                    (use_panel ? "/panel" : "/tiles") + "/tokens:" + std::to_string(tokens);
           benchmark::RegisterBenchmark(name.c_str(), bm_prefill, encoding, target, use_panel, tokens);
         }
