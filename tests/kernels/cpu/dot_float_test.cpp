@@ -10,11 +10,11 @@
 #include <random>
 #include <vector>
 
+#include "encoding/encoding.h"
+#include "encoding/fp16.h"
 #include "kernels/cpu/dot_families.h"
 #include "kernels/cpu/dot_kernel.h"
 #include "kernels/cpu/dot_test_support.h"
-#include "kernels/encoding/encoding.h"
-#include "kernels/encoding/fp16.h"
 
 namespace synapse::cpu {
 namespace {

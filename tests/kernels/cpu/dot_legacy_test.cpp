@@ -9,11 +9,11 @@
 #include <utility>
 #include <vector>
 
+#include "encoding/encoding.h"
 #include "kernels/cpu/activation.h"
 #include "kernels/cpu/dot_families.h"
 #include "kernels/cpu/dot_kernel.h"
 #include "kernels/cpu/dot_test_support.h"
-#include "kernels/encoding/encoding.h"
 
 namespace synapse::cpu {
 namespace {

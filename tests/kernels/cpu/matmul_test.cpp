@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "kernels/encoding/encoding.h"
+#include "encoding/encoding.h"
 
 namespace synapse::cpu {
 namespace {
@@ -72,7 +72,7 @@ class CpuMatmul : public ::testing::TestWithParam<Encoding> {};
 
 TEST_P(CpuMatmul, MatchesReferenceOnEveryTargetWithinQuantizationBound) {
   const Encoding encoding = GetParam();
-  const int64_t block = encoding_info(static_cast<uint32_t>(encoding)).block_elems;
+  const int64_t block = encoding_info(encoding).block_elems;
   const int64_t unit = std::max<int64_t>(block, 32);
   std::mt19937 rng(7);
   for (const Case c : {Case{7, unit, 1}, Case{13, 3 * unit, 5}, Case{4, 5 * unit, 9}, Case{33, unit * 2, 70}}) {
@@ -113,7 +113,7 @@ TEST_P(CpuMatmul, MatchesReferenceOnEveryTargetWithinQuantizationBound) {
 // panels where the kernel has them) against one token at a time.
 TEST_P(CpuMatmul, TokenResultsDoNotDependOnBatchOrThreads) {
   const Encoding encoding = GetParam();
-  const int64_t cols = std::max<int64_t>(encoding_info(static_cast<uint32_t>(encoding)).block_elems, 32) * 3;
+  const int64_t cols = std::max<int64_t>(encoding_info(encoding).block_elems, 32) * 3;
   const int64_t rows = 37;
   for (const int64_t tokens : {int64_t{9}, int64_t{kPanelMinTokens} + 3, int64_t{2 * kPanelMinTokens} + 3}) {
     std::mt19937 rng(11);
@@ -137,7 +137,7 @@ TEST_P(CpuMatmul, TokenResultsDoNotDependOnBatchOrThreads) {
 
 TEST_P(CpuMatmul, GroupedProductsEqualSeparateOnes) {
   const Encoding encoding = GetParam();
-  const int64_t cols = std::max<int64_t>(encoding_info(static_cast<uint32_t>(encoding)).block_elems, 32) * 2;
+  const int64_t cols = std::max<int64_t>(encoding_info(encoding).block_elems, 32) * 2;
   const int64_t tokens = 6;
   std::mt19937 rng(13);
   // A second product in another format family exercises two quantizations.
@@ -161,7 +161,7 @@ TEST_P(CpuMatmul, GroupedProductsEqualSeparateOnes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Encodings, CpuMatmul, ::testing::ValuesIn(kEncodings),
-                         [](const auto& info) { return std::string(encoding_info(static_cast<uint32_t>(info.param)).name); });
+                         [](const auto& info) { return std::string(encoding_info(info.param).name); });
 
 }  // namespace
 }  // namespace synapse::cpu
