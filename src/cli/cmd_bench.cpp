@@ -33,10 +33,14 @@ int bench(const BenchFlags& f) {
   if (tests.empty()) throw Error(ErrorKind::Usage, "nothing to run: -p and -n are both 0");
 
   // One context holds the longest test; each test starts from an empty one.
-  uint32_t max_ctx = 0;
-  for (const auto& t : tests) max_ctx = std::max(max_ctx, t.tokens());
+  // Steps take at most the longest prompt (at least one token).
+  uint32_t max_ctx = 0, longest_prompt = 1;
+  for (const auto& t : tests) {
+    max_ctx = std::max(max_ctx, t.tokens());
+    longest_prompt = std::max(longest_prompt, t.n_prompt);
+  }
   const std::string path = model_file_path(f.model);
-  const Model model = load_model(path, LoadOptions{.max_ctx = max_ctx, .chunk = f.ubatch});
+  const Model model = load_model(path, LoadOptions{.max_ctx = max_ctx, .chunk = std::min(f.ubatch, longest_prompt)});
   exec::SessionOptions options = session_options(f.kernels);
   apply_memory_flags(f.memory, options);
   exec::Session session(model, options);

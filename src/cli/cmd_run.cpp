@@ -1,5 +1,6 @@
 // synapse run: generate from a prompt of token ids (or text, where the model
 // has a tokenizer), through the region scheduler.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -173,17 +174,19 @@ int run(const RunFlags& f) {
   std::vector<int32_t> prompt;
   if (!f.tokens.empty()) prompt = parse_ids(f.tokens);
 
-  LoadOptions load;
-  load.max_ctx = static_cast<uint32_t>(f.ctx);
-  load.chunk = static_cast<uint32_t>(f.ubatch);
   const std::string path = model_file_path(f.model);
-  const Model model = load_model(path, load);
   const std::unique_ptr<Tokenizer> tokenizer = tokenizer_for(path);
   if (!f.prompt.empty()) {
     if (!tokenizer) throw Error(ErrorKind::Unsupported, "-p needs a tokenizer, and this model file has none we read; use --tokens");
     // As llama.cpp's CLI does: BOS per the vocabulary, special tokens matched.
     prompt = tokenizer->encode(f.prompt, true, true);
   }
+  LoadOptions load;
+  load.max_ctx = static_cast<uint32_t>(f.ctx);
+  // A step never takes more tokens than the prompt: a short prompt does not
+  // plan (and charge to a budget) the buffers of a full --ubatch-size step.
+  load.chunk = static_cast<uint32_t>(std::clamp<int64_t>(static_cast<int64_t>(prompt.size()), 1, f.ubatch));
+  const Model model = load_model(path, load);
   if (prompt.empty()) {  // no prompt: generate from BOS, as llama2.c does
     if (!model.info.bos_token)
       throw Error(ErrorKind::Usage, "the model has no BOS token: give a prompt with --tokens");

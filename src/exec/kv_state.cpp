@@ -1,5 +1,7 @@
 #include "exec/kv_state.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
 #include <variant>
@@ -8,10 +10,6 @@
 
 namespace synapse::exec {
 namespace {
-
-constexpr uint64_t kWordBytes = sizeof(uint64_t);
-
-uint64_t words_for(uint64_t bytes) { return (bytes + kWordBytes - 1) / kWordBytes; }
 
 // The slot a state view operand of a node reads (its StateAppend's).
 ir::SlotId slot_read(const ir::Graph& graph, ir::ValueId view) {
@@ -22,6 +20,8 @@ ir::SlotId slot_read(const ir::Graph& graph, ir::ValueId view) {
 
 }  // namespace
 
+void KvState::PageUnmap::operator()(uint8_t* page) const { ::munmap(page, bytes); }
+
 std::optional<Encoding> kv_encoding_from_name(const std::string& name) {
   if (name == "f16") return Encoding::F16;
   if (name == "q8_0") return Encoding::Q8_0;
@@ -30,7 +30,10 @@ std::optional<Encoding> kv_encoding_from_name(const std::string& name) {
 }
 
 KvState::KvState(const ir::Graph& graph, int64_t max_ctx, KvLayout layout)
-    : max_ctx_(max_ctx), page_rows_(std::min(layout.page_rows, max_ctx)), layout_(layout) {
+    : max_ctx_(max_ctx),
+      page_rows_(std::min(layout.page_rows, max_ctx)),
+      bit_words_(static_cast<size_t>(page_rows_ + 63) / 64),
+      layout_(layout) {
   if (max_ctx <= 0 || layout.page_rows <= 0)
     throw Error(ErrorKind::InvalidValue, "KV state needs max_ctx > 0 and page_rows > 0");
   for (Encoding e : {layout.k, layout.v})
@@ -56,8 +59,8 @@ KvState::KvState(const ir::Graph& graph, int64_t max_ctx, KvLayout layout)
                                                graph.slots[s].name + " has width " + std::to_string(slot.width) +
                                                " and heads of " + std::to_string(head_dims[s]));
     slot.row_bytes = row_bytes(slot.encoding, static_cast<uint64_t>(slot.width));
-    slot.bits_word = words_for(static_cast<uint64_t>(page_rows_) * slot.row_bytes);
-    slot.page_words = slot.bits_word + (static_cast<uint64_t>(page_rows_) + 63) / 64;
+    slot.page_bytes = static_cast<uint64_t>(page_rows_) * slot.row_bytes;
+    slot.written.assign(page_count * bit_words_, 0);
     slot.pages.resize(page_count);
     slot.page_table.assign(page_count, nullptr);
     slot.written_table.assign(page_count, nullptr);
@@ -65,21 +68,22 @@ KvState::KvState(const ir::Graph& graph, int64_t max_ctx, KvLayout layout)
   }
 }
 
-uint64_t* KvState::allocate_page(Slot& slot, size_t page) {
-  const uint64_t bytes = slot.page_words * kWordBytes;
-  if (ledger_) {
-    const uint64_t reserved = ledger_->reserved(memory::MemoryCategory::Kv);
-    if (bytes_allocated_ + bytes > reserved)
-      ledger_->reserve(memory::MemoryCategory::Kv, bytes_allocated_ + bytes - reserved);
-  }
-  // Rows are left uninitialized: a page takes memory as its rows are written.
-  slot.pages[page].reset(new uint64_t[slot.page_words]);
-  uint64_t* data = slot.pages[page].get();
-  std::fill(data + slot.bits_word, data + slot.page_words, uint64_t{0});
-  slot.page_table[page] = reinterpret_cast<const uint8_t*>(data);
-  slot.written_table[page] = data + slot.bits_word;
+uint8_t* KvState::allocate_page(Slot& slot, size_t page) {
+  const uint64_t bytes = slot.page_bytes;
+  // Mapped, not taken from the heap: a freed page goes back to the system
+  // (and, through the ledger, to the weight cache). Unwritten rows take no
+  // memory. The written bits are kept apart, so rows fill whole OS pages.
+  void* mapped = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mapped == MAP_FAILED)
+    throw Error(ErrorKind::InsufficientMemory, "cannot map a KV page of " + std::to_string(bytes) + " bytes",
+                Error::kNoOffset, "kv");
+  PagePtr memory(static_cast<uint8_t*>(mapped), PageUnmap{bytes});
+  if (ledger_) ledger_->reserve(memory::MemoryCategory::Kv, bytes);
+  slot.pages[page] = std::move(memory);
+  slot.page_table[page] = slot.pages[page].get();
+  slot.written_table[page] = slot.written.data() + page * bit_words_;
   bytes_allocated_ += bytes;
-  return data;
+  return slot.pages[page].get();
 }
 
 void KvState::write(ir::SlotId id, int64_t position, const float* row) {
@@ -88,10 +92,10 @@ void KvState::write(ir::SlotId id, int64_t position, const float* row) {
                 "position " + std::to_string(position) + " outside the context of " + std::to_string(max_ctx_));
   Slot& slot = slots_.at(id.index);
   const auto page = static_cast<size_t>(position / page_rows_);
-  uint64_t* data = slot.pages[page] ? slot.pages[page].get() : allocate_page(slot, page);
+  uint8_t* data = slot.pages[page] ? slot.pages[page].get() : allocate_page(slot, page);
   const auto in_page = static_cast<uint64_t>(position % page_rows_);
-  quantize_row(slot.encoding, row, reinterpret_cast<uint8_t*>(data) + in_page * slot.row_bytes, slot.width);
-  data[slot.bits_word + in_page / 64] |= uint64_t{1} << (in_page % 64);
+  quantize_row(slot.encoding, row, data + in_page * slot.row_bytes, slot.width);
+  slot.written[page * bit_words_ + in_page / 64] |= uint64_t{1} << (in_page % 64);
 }
 
 ref::StateRows KvState::rows(ir::SlotId id, int64_t count) const {
@@ -104,11 +108,21 @@ void KvState::truncate(int64_t length) {
   for (Slot& slot : slots_)
     for (size_t page = 0; page < slot.pages.size(); ++page) {
       if (!slot.pages[page]) continue;
-      uint64_t* bits = slot.pages[page].get() + slot.bits_word;
       const int64_t first = static_cast<int64_t>(page) * page_rows_;
+      uint64_t* bits = slot.written.data() + page * bit_words_;
       for (int64_t r = std::max<int64_t>(0, length - first); r < page_rows_; ++r)
         bits[r / 64] &= ~(uint64_t{1} << (r % 64));
+      if (first >= length) free_page(slot, page);
     }
+}
+
+void KvState::free_page(Slot& slot, size_t page) {
+  const uint64_t bytes = slot.page_bytes;
+  slot.pages[page].reset();
+  slot.page_table[page] = nullptr;
+  slot.written_table[page] = nullptr;
+  bytes_allocated_ -= bytes;
+  if (ledger_) ledger_->release(memory::MemoryCategory::Kv, bytes);
 }
 
 int64_t KvState::pages_allocated() const {
@@ -121,7 +135,7 @@ int64_t KvState::pages_allocated() const {
 uint64_t KvState::bytes_for(int64_t positions) const {
   const int64_t pages = (std::clamp<int64_t>(positions, 0, max_ctx_) + page_rows_ - 1) / page_rows_;
   uint64_t bytes = 0;
-  for (const Slot& slot : slots_) bytes += static_cast<uint64_t>(pages) * slot.page_words * kWordBytes;
+  for (const Slot& slot : slots_) bytes += static_cast<uint64_t>(pages) * slot.page_bytes;
   return bytes;
 }
 

@@ -47,11 +47,12 @@ class KvState {
   void write(ir::SlotId slot, int64_t position, const float* row);
   // The view [0, count) of a slot, for attention; unwritten rows are holes.
   ref::StateRows rows(ir::SlotId slot, int64_t count) const;
-  // Forgets every position >= length (pages stay allocated for reuse).
+  // Forgets every position >= length. Pages holding none below it are
+  // freed, and released from the ledger.
   void truncate(int64_t length);
 
-  // From now on a page allocated past what `ledger` reserves for KV
-  // reserves the difference first. Null: pages are not accounted.
+  // From now on each page allocated is reserved in `ledger` (category kv)
+  // first, and released when freed. Null: pages are not accounted.
   void charge_pages_to(memory::MemoryLedger* ledger) { ledger_ = ledger; }
 
   // The pages that hold positions [0, positions) of every slot, in bytes.
@@ -64,22 +65,29 @@ class KvState {
   uint64_t bytes_allocated() const { return bytes_allocated_; }
 
  private:
+  struct PageUnmap {
+    uint64_t bytes = 0;
+    void operator()(uint8_t* page) const;
+  };
+  using PagePtr = std::unique_ptr<uint8_t[], PageUnmap>;
   struct Slot {
     int64_t width = 0;
     Encoding encoding = Encoding::F16;
     uint64_t row_bytes = 0;
-    uint64_t bits_word = 0;   // where a page's written bits start, in words
-    uint64_t page_words = 0;  // rows then written bits
-    std::vector<std::unique_ptr<uint64_t[]>> pages;
+    uint64_t page_bytes = 0;
+    std::vector<PagePtr> pages;
+    std::vector<uint64_t> written;  // bit_words_ per page: the rows written
     // Into the pages above (null until allocated): the view's tables.
     std::vector<const uint8_t*> page_table;
     std::vector<const uint64_t*> written_table;
   };
 
-  uint64_t* allocate_page(Slot& slot, size_t page);
+  uint8_t* allocate_page(Slot& slot, size_t page);
+  void free_page(Slot& slot, size_t page);
 
   int64_t max_ctx_;
   int64_t page_rows_;
+  size_t bit_words_;  // per page
   KvLayout layout_;
   std::vector<Slot> slots_;
   uint64_t bytes_allocated_ = 0;

@@ -17,7 +17,10 @@ MemoryAdmission admit_memory(const Model& model, const RegionScheduler& schedule
       options.budget.set() ? options.budget.resolve(model_weight_bytes(model)) : memory::MemoryLedger::kUnlimited;
   MemoryAdmission admission{memory::MemoryLedger(budget), {}};
   memory::MemoryLedger& ledger = admission.ledger;
-  ledger.reserve(MemoryCategory::Kv, kv.bytes_for(options.kv_positions > 0 ? options.kv_positions : kv.max_ctx()));
+  // Room for the KV pages a run can reach, held while the rest is planned:
+  // pinned weights must leave it. Pages are charged as they are allocated.
+  admission.kv_reachable = kv.bytes_for(options.kv_positions > 0 ? options.kv_positions : kv.max_ctx());
+  ledger.reserve(MemoryCategory::Kv, admission.kv_reachable);
   ledger.reserve(MemoryCategory::Scratch, scheduler.scratch_bytes());
   ledger.reserve(MemoryCategory::Weights, scheduler.decoded_weight_bytes());
   // A table row read from the file when its slice is not resident.
@@ -27,13 +30,16 @@ MemoryAdmission admit_memory(const Model& model, const RegionScheduler& schedule
   plan_options.slice_bytes = options.slice_bytes;
   plan_options.prefetch_depth = options.prefetch_depth;
   admission.plan = memory::plan_residency(model.graph, plan_options);
-  const memory::ResidencyPlan& plan = admission.plan;
+  memory::ResidencyPlan& plan = admission.plan;
+  ledger.release(MemoryCategory::Kv, admission.kv_reachable);
   if (!plan.paging) {
     ledger.reserve(MemoryCategory::Weights, plan.weight_bytes);
     return admission;
   }
   ledger.reserve(MemoryCategory::Weights, plan.pinned_bytes);
-  ledger.reserve(plan.has_experts ? MemoryCategory::ExpertCache : MemoryCategory::Weights, plan.pool_bytes);
+  // The pool also caches chunks in the KV's room until pages take it.
+  plan.pool_bytes = ledger.available();
+  ledger.reserve(admission.pool_category(), plan.pool_bytes);
   return admission;
 }
 
@@ -44,8 +50,10 @@ std::string describe(const Model& model, const MemoryAdmission& admission) {
   text += ledger.budget() == memory::MemoryLedger::kUnlimited ? std::string("none")
                                                               : memory::format_bytes(ledger.budget());
   text += " (model weights " + memory::format_bytes(model_weight_bytes(model)) + ")\n";
-  for (MemoryCategory category : {MemoryCategory::Weights, MemoryCategory::Kv, MemoryCategory::Scratch,
-                                  MemoryCategory::ExpertCache, MemoryCategory::Staging})
+  text += "  kv: pages as written, room left for " + memory::format_bytes(admission.kv_reachable) +
+          " (the positions a run can reach)\n";
+  for (MemoryCategory category : {MemoryCategory::Weights, MemoryCategory::Scratch, MemoryCategory::ExpertCache,
+                                  MemoryCategory::Staging})
     if (ledger.reserved(category) > 0)
       text += std::string("  ") + memory::to_string(category) + ": " + memory::format_bytes(ledger.reserved(category)) +
               "\n";

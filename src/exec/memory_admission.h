@@ -1,10 +1,13 @@
 // Admission of a session under a memory budget (SPEC §8): the ledger
-// reserves the KV pages of the positions a run is expected to reach, the
-// step's scratch, the decoded vectors and a staging row; what is left holds
-// matrix weights, resident or paged as the residency plan decides. Everything
-// is checked before any compute; a budget that cannot hold a category fails
-// with Error(InsufficientMemory) naming it. KV pages past the expected
-// positions are charged to the ledger as they are allocated (KvState).
+// reserves the step's scratch, the decoded vectors and a staging row; what
+// is left, less room for the KV pages of the positions a run is expected to
+// reach, holds matrix weights, resident or paged as the residency plan
+// decides. Everything is checked before any compute; a budget that cannot
+// hold a category fails with Error(InsufficientMemory) naming it. KV pages
+// are charged to the ledger as they are allocated (KvState) and released
+// when freed. When weights page, the pool takes all the rest and is the
+// ledger's elastic category (the session makes it so): until KV uses its
+// room the pool caches chunks there, and KV growth evicts them.
 #pragma once
 
 #include <cstdint>
@@ -25,13 +28,19 @@ struct MemoryOptions {
   int prefetch_depth = 2;  // regions loaded ahead of the one running
   uint64_t slice_bytes = uint64_t{16} << 20;
   // Positions the session is expected to reach (a prompt and the tokens to
-  // generate): their KV pages are reserved up front. 0: the whole context.
+  // generate): pinned weights leave room for their KV pages. 0: the whole
+  // context.
   int64_t kv_positions = 0;
 };
 
 struct MemoryAdmission {
   memory::MemoryLedger ledger;
   memory::ResidencyPlan plan;
+  uint64_t kv_reachable = 0;  // the KV pages of options.kv_positions, in bytes
+  // The category the weight pool is reserved in (when plan.paging).
+  memory::MemoryCategory pool_category() const {
+    return plan.has_experts ? memory::MemoryCategory::ExpertCache : memory::MemoryCategory::Weights;
+  }
 };
 
 MemoryAdmission admit_memory(const Model& model, const RegionScheduler& scheduler, const KvState& kv,

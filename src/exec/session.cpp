@@ -41,8 +41,10 @@ Session::Session(const Model& model, SessionOptions options)
   if (memory_.plan.paging) {
     std::vector<std::string> files;
     for (const auto& file : model.files) files.push_back(file->path());
-    scheduler_.page_weights(std::make_unique<memory::WeightResidency>(files, memory_.plan, options.memory.residency),
-                            options.memory.prefetch_depth);
+    auto residency = std::make_unique<memory::WeightResidency>(files, memory_.plan, options.memory.residency);
+    // KV pages and the weight pool share what the budget leaves them.
+    memory_.ledger.make_elastic(memory_.pool_category(), residency.get());
+    scheduler_.page_weights(std::move(residency), options.memory.prefetch_depth);
   }
 }
 

@@ -37,10 +37,11 @@ class Session {
  public:
   // The model must outlive the session; its graph's bounds give chunk and
   // max_ctx. Throws Error(InsufficientMemory) when options.memory's budget
-  // cannot hold the session, before any compute. KV pages past the
-  // positions admission charged (options.memory.kv_positions) are charged
-  // to the budget as they are allocated: an eval that needs one the budget
-  // cannot hold throws Error(InsufficientMemory) naming kv, and is undone.
+  // cannot hold the session, before any compute. KV pages are charged to
+  // the budget as they are allocated, evicting cached weight chunks when
+  // weights page; an eval that needs a page the budget cannot hold throws
+  // Error(InsufficientMemory) naming kv, and is undone. Freed pages (reset,
+  // rewind, an undone eval) return to the weight cache.
   explicit Session(const Model& model, SessionOptions options = {});
 
   // Evaluates tokens at the next positions and returns the last token's
@@ -63,10 +64,9 @@ class Session {
   // Forgets every token: back to position 0.
   void reset();
   // Forgets the tokens at `position` and after, keeping those before it (a
-  // chat whose re-rendered prompt diverges from what was evaluated). Their KV
-  // rows may stay allocated: attention reads only rows below the current
-  // position, and the next eval overwrites them. Throws Error(InvalidValue)
-  // for a position outside [0, position()].
+  // chat whose re-rendered prompt diverges from what was evaluated); KV
+  // pages holding only those are freed. Throws Error(InvalidValue) for a
+  // position outside [0, position()].
   void rewind(int64_t position);
 
   int64_t position() const { return position_; }

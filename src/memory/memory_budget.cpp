@@ -1,5 +1,6 @@
 #include "memory/memory_budget.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -114,8 +115,34 @@ void MemoryLedger::require(MemoryCategory category, uint64_t bytes) const {
 }
 
 void MemoryLedger::reserve(MemoryCategory category, uint64_t bytes) {
-  require(category, bytes);
+  uint64_t& elastic = reserved_[static_cast<size_t>(elastic_)];
+  uint64_t lent = 0;
+  if (lender_ && category != elastic_ && bytes > available()) {
+    lent = std::min(elastic, lender_->shrink(bytes - available()));
+    elastic -= lent;
+  }
+  try {
+    require(category, bytes);
+  } catch (...) {
+    elastic += lent;
+    if (lent > 0) lender_->grow(lent);
+    throw;
+  }
   reserved_[static_cast<size_t>(category)] += bytes;
+}
+
+void MemoryLedger::release(MemoryCategory category, uint64_t bytes) {
+  uint64_t& reserved = reserved_[static_cast<size_t>(category)];
+  bytes = std::min(bytes, reserved);
+  reserved -= bytes;
+  if (!lender_ || category == elastic_ || bytes == 0) return;
+  reserved_[static_cast<size_t>(elastic_)] += bytes;
+  lender_->grow(bytes);
+}
+
+void MemoryLedger::make_elastic(MemoryCategory category, ElasticReservation* lender) {
+  elastic_ = category;
+  lender_ = lender;
 }
 
 }  // namespace synapse::memory

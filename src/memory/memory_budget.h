@@ -3,7 +3,8 @@
 // weight bytes ("40%"). The ledger keeps one reservation per category;
 // a reservation that does not fit fails before any compute with
 // Error(InsufficientMemory) naming the category, the bytes required and
-// the bytes available.
+// the bytes available. One category may be elastic (the weight pool, a
+// cache): it lends what others need and takes back what they release.
 #pragma once
 
 #include <array>
@@ -32,14 +33,31 @@ enum class MemoryCategory : uint8_t { Weights, Kv, Scratch, ExpertCache, Staging
 inline constexpr size_t kMemoryCategories = 5;
 const char* to_string(MemoryCategory category);  // "weights", "kv", ...
 
+// A reservation that can give bytes back (a cache evicting) and take more.
+class ElasticReservation {
+ public:
+  virtual ~ElasticReservation() = default;
+  // Gives up to `bytes` of the reservation back; returns how many it gave.
+  virtual uint64_t shrink(uint64_t bytes) = 0;
+  virtual void grow(uint64_t bytes) = 0;
+};
+
 class MemoryLedger {
  public:
   static constexpr uint64_t kUnlimited = UINT64_MAX;
   explicit MemoryLedger(uint64_t budget = kUnlimited) : budget_(budget) {}
 
-  // Adds bytes to the category's reservation. Throws
-  // Error(InsufficientMemory) when the total would exceed the budget.
+  // Adds bytes to the category's reservation, first taking what is missing
+  // from the elastic category, if any. Throws Error(InsufficientMemory)
+  // when the total would still exceed the budget; the elastic category
+  // then gets back what it gave.
   void reserve(MemoryCategory category, uint64_t bytes);
+  // Takes bytes off the category's reservation; the elastic category, if
+  // any, grows by them.
+  void release(MemoryCategory category, uint64_t bytes);
+  // From now on `category`'s reservation follows `lender`: it lends to the
+  // other categories and takes back what they release. Null: none.
+  void make_elastic(MemoryCategory category, ElasticReservation* lender);
   // Throws as reserve() would, without reserving.
   void require(MemoryCategory category, uint64_t bytes) const;
 
@@ -51,6 +69,8 @@ class MemoryLedger {
  private:
   uint64_t budget_;
   std::array<uint64_t, kMemoryCategories> reserved_{};
+  MemoryCategory elastic_ = MemoryCategory::Weights;
+  ElasticReservation* lender_ = nullptr;
 };
 
 }  // namespace synapse::memory

@@ -24,6 +24,7 @@ WeightResidency::WeightResidency(std::vector<std::string> files, ResidencyPlan p
       unreported_(plan_.chunks.size(), 0),
       evictable_(plan_.chunks.size(), 0),
       spare_mask_(plan_.chunks.size(), 0),
+      pool_capacity_(plan_.pool_bytes),
       queue_(static_cast<size_t>(std::max(1, options.prefetch_queue))) {
   uint64_t widest_row = 0;
   for (const WeightChunks& wc : plan_.weights) widest_row = std::max(widest_row, wc.row_stride);
@@ -97,7 +98,7 @@ void WeightResidency::evict(uint32_t c) {
 }
 
 bool WeightResidency::make_room(uint64_t bytes, bool spare_fresh) {
-  while (pool_used_ + bytes > plan_.pool_bytes) {
+  while (pool_used_ + bytes > pool_capacity_) {
     std::span<const uint8_t> candidates = evictable_;
     if (spare_fresh) {
       for (size_t c = 0; c < evictable_.size(); ++c) spare_mask_[c] = evictable_[c] && !fresh_[c];
@@ -106,8 +107,30 @@ bool WeightResidency::make_room(uint64_t bytes, bool spare_fresh) {
     const uint32_t victim = policy_->victim(candidates);
     if (victim == EvictionPolicy::kNone) return false;
     evict(victim);
+    ++counters_.evictions;
   }
   return true;
+}
+
+uint64_t WeightResidency::shrink(uint64_t bytes) {
+  std::unique_lock lock(mutex_);
+  const uint64_t floor = std::min(pool_capacity_, plan_.min_pool_bytes);
+  const uint64_t target = pool_capacity_ - std::min(bytes, pool_capacity_ - floor);
+  const uint64_t old_capacity = pool_capacity_;
+  pool_capacity_ = target;  // the I/O thread loads nothing past it meanwhile
+  // A chunk loading becomes evictable once loaded (pins are held by the
+  // computing thread, this one): wait for those rather than give less.
+  while (!make_room(0, false) && loading_ > 0) changed_.wait(lock);
+  pool_capacity_ = std::max(target, pool_used_);
+  return old_capacity - pool_capacity_;
+}
+
+void WeightResidency::grow(uint64_t bytes) {
+  {
+    std::lock_guard lock(mutex_);
+    pool_capacity_ += bytes;
+  }
+  changed_.notify_all();
 }
 
 void WeightResidency::load_locked(std::unique_lock<std::mutex>& lock, uint32_t c) {
@@ -271,7 +294,9 @@ const uint8_t* WeightResidency::row(ir::TensorId w, int64_t row) {
 
 ResidencyCounters WeightResidency::counters() const {
   std::lock_guard lock(mutex_);
-  return counters_;
+  ResidencyCounters counters = counters_;
+  counters.pool_bytes = pool_capacity_;
+  return counters;
 }
 
 }  // namespace synapse::memory

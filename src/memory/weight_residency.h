@@ -8,7 +8,9 @@
 // eviction picks among unpinned resident chunks with the policy. A
 // background I/O thread loads chunks ahead on request (bounded queue);
 // a request that finds its chunk loading waits, so output never depends on
-// what was prefetched.
+// what was prefetched. The pool is elastic (a MemoryLedger may lend it to
+// other categories): shrinking evicts unpinned chunks, down to what one
+// region needs at once; growing gives it room again.
 #pragma once
 
 #include <condition_variable>
@@ -23,6 +25,7 @@
 
 #include "memory/chunk_file.h"
 #include "memory/eviction_policy.h"
+#include "memory/memory_budget.h"
 #include "memory/residency_plan.h"
 
 namespace synapse::memory {
@@ -57,16 +60,18 @@ struct ResidencyCounters {
   uint64_t misses = 0;        // acquisitions that had to load (or wait for a load)
   uint64_t prefetched = 0;    // chunks loaded ahead
   uint64_t prefetch_used = 0; // of those, used before being evicted
+  uint64_t evictions = 0;     // chunks evicted to make room
   uint64_t resident_bytes = 0;       // chunks resident or loading now
   uint64_t peak_resident_bytes = 0;
+  uint64_t pool_bytes = 0;           // what the pool may hold now
 };
 
-class WeightResidency {
+class WeightResidency final : public ElasticReservation {
  public:
   // Reserves the mirrors (the paths are the model's weight files) and loads
   // the pinned chunks. Throws Error(Io) or Error(Usage) (unknown policy).
   WeightResidency(std::vector<std::string> files, ResidencyPlan plan, const ResidencyOptions& options);
-  ~WeightResidency();
+  ~WeightResidency() override;
   WeightResidency(const WeightResidency&) = delete;
   WeightResidency& operator=(const WeightResidency&) = delete;
 
@@ -87,6 +92,12 @@ class WeightResidency {
   const uint8_t* row(ir::TensorId w, int64_t row);
 
   ResidencyCounters counters() const;
+
+  // The pool gives up to `bytes` (never below plan().min_pool_bytes),
+  // evicting unpinned chunks, after waiting for loads in flight; returns
+  // the bytes it gave.
+  uint64_t shrink(uint64_t bytes) override;
+  void grow(uint64_t bytes) override;
 
  private:
   enum class State : uint8_t { Unloaded, Queued, Loading, Resident };
@@ -115,6 +126,7 @@ class WeightResidency {
   std::vector<uint8_t> evictable_;   // resident, unpinned, paged
   std::vector<uint8_t> spare_mask_;  // evictable_ without fresh chunks
   uint64_t pool_used_ = 0;           // paged chunks resident or loading
+  uint64_t pool_capacity_ = 0;       // what they may take
   std::vector<uint32_t> queue_;      // ring of chunks for the I/O thread
   size_t queue_head_ = 0, queue_size_ = 0;
   int loading_ = 0;

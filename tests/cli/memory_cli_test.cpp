@@ -57,9 +57,9 @@ TEST(MemoryCli, BudgetThatCannotHoldTheSessionExitsThreeNamingTheCategory) {
   EXPECT_EQ(kv.exit_code, 3);
   EXPECT_NE(kv.out.find("InsufficientMemory"), std::string::npos) << kv.out;
   EXPECT_NE(kv.out.find("[kv]"), std::string::npos) << kv.out;
-  // KV for the 15 positions the run reaches and scratch for one logits row
-  // fit in 20%, the largest region's weights do not.
-  const auto weights = test::run_synapse(run_args(model, {"--mem-budget", "20%"}), true);
+  // KV for the 15 positions the run reaches and scratch for a 3-token step
+  // fit in 10%, the largest region's weights do not.
+  const auto weights = test::run_synapse(run_args(model, {"--mem-budget", "10%"}), true);
   EXPECT_EQ(weights.exit_code, 3);
   EXPECT_NE(weights.out.find("[weights]"), std::string::npos) << weights.out;
 }

@@ -1,8 +1,9 @@
 // KV pages in a session: allocated only when a step crosses onto a new
-// page, with the results of an unpaged store; admission charges the KV of
-// the positions a run is expected to reach, not the whole context; a page
-// the budget cannot hold fails the eval with InsufficientMemory [kv] and
-// leaves the session as it was.
+// page, with the results of an unpaged store; admission leaves room for the
+// KV of the positions a run is expected to reach, not the whole context,
+// and charges pages only as they are written; a page the budget cannot hold
+// fails the eval with InsufficientMemory [kv] and leaves the session as it
+// was.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -35,6 +36,7 @@ TEST(ExecKvPaging, DecodeAllocatesOnlyOnPageCrossingsAndEqualsTheUnpagedStore) {
   for (int32_t position = 3; position < 14; ++position) {
     const int32_t token = (position * 7 + 3) % 10;
     size_t allocations = 0;
+    const int64_t pages_before = paged.kv().pages_allocated();
     std::vector<float> logits;
     {
       test::AllocationCounter counter;
@@ -42,24 +44,30 @@ TEST(ExecKvPaging, DecodeAllocatesOnlyOnPageCrossingsAndEqualsTheUnpagedStore) {
       allocations = counter.count();
       logits.assign(row.begin(), row.end());  // outside the count: the test's own copy
     }
-    // A step onto a new page allocates that page in each of the two slots.
-    EXPECT_EQ(allocations, position % 4 == 0 ? 2u : 0u) << "position " << position;
+    // Pages are mapped, not taken from the heap; a step onto a new page maps
+    // that page in each of the two slots.
+    EXPECT_EQ(allocations, 0u) << "position " << position;
+    EXPECT_EQ(paged.kv().pages_allocated() - pages_before, position % 4 == 0 ? 2 : 0) << "position " << position;
     const std::span<const float> expected = unpaged.eval(std::span(&token, 1));
     ASSERT_EQ(logits, std::vector<float>(expected.begin(), expected.end())) << "position " << position;
   }
   EXPECT_EQ(paged.kv().pages_allocated(), 2 * 4);
 }
 
-TEST(ExecKvPaging, AdmissionChargesTheReachableKvNotTheWholeContext) {
+TEST(ExecKvPaging, AdmissionLeavesRoomForTheReachableKvAndChargesOnlyPagesWritten) {
   ir::testing::DenseConfig config;
   config.max_ctx = 32768;
   const Model model = make_model(build_dense(config));
   SessionOptions reach = paged_by(256);
   reach.memory.kv_positions = 116;  // a 100-token prompt and 16 to generate
-  const Session short_run(model, reach), whole(model, paged_by(256));
-  EXPECT_EQ(short_run.memory().ledger.reserved(memory::MemoryCategory::Kv), short_run.kv().bytes_for(256));
-  EXPECT_EQ(whole.memory().ledger.reserved(memory::MemoryCategory::Kv), whole.kv().bytes_for(32768));
+  Session short_run(model, reach);
+  const Session whole(model, paged_by(256));
+  EXPECT_EQ(short_run.memory().kv_reachable, short_run.kv().bytes_for(256));
+  EXPECT_EQ(whole.memory().kv_reachable, whole.kv().bytes_for(32768));
   EXPECT_EQ(whole.kv().bytes_for(32768), 128 * short_run.kv().bytes_for(256));
+  EXPECT_EQ(short_run.memory().ledger.reserved(memory::MemoryCategory::Kv), 0u);
+  short_run.eval(std::vector<int32_t>{1, 2, 3});
+  EXPECT_EQ(short_run.memory().ledger.reserved(memory::MemoryCategory::Kv), short_run.kv().bytes_for(1));
 }
 
 TEST(ExecKvPaging, PageTheBudgetCannotHoldFailsWithKvAndTheSessionStaysUsable) {
@@ -68,8 +76,8 @@ TEST(ExecKvPaging, PageTheBudgetCannotHoldFailsWithKvAndTheSessionStaysUsable) {
   options.memory.kv_positions = 4;  // one page of each slot charged up front
   {
     const Session unlimited(model, options);
-    // Room for one more page, of one slot only.
-    options.memory.budget.bytes = unlimited.memory().ledger.total() + unlimited.kv().bytes_for(1) / 2;
+    // Room for the first page of each slot and one more page, of one slot only.
+    options.memory.budget.bytes = unlimited.memory().ledger.total() + unlimited.kv().bytes_for(1) * 3 / 2;
   }
   Session session(model, options), fresh(model, paged_by(4));
   const std::vector<int32_t> prompt{1, 2, 3, 4};

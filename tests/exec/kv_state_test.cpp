@@ -51,12 +51,12 @@ TEST(ExecKvState, ViewReadsRowsInTheLayoutsEncodingAndTruncationMakesHoles) {
   }
 }
 
-TEST(ExecKvState, F16PagesTakeTwoBytesAnElementAndABitARow) {
+TEST(ExecKvState, F16PagesTakeTwoBytesAnElement) {
   const ir::Graph graph = ir::testing::build_dense();  // two slots of width 4
   KvState kv(graph, 1024, KvLayout{.page_rows = 256});
   const std::vector<float> row(4, 1.0f);
   kv.write(ir::SlotId{0}, 0, row.data());
-  EXPECT_EQ(kv.bytes_allocated(), 256u * 4 * 2 + 256 / 8);
+  EXPECT_EQ(kv.bytes_allocated(), 256u * 4 * 2);
   EXPECT_EQ(kv.bytes_for(300), 2 * 2 * kv.bytes_allocated());  // two pages of each slot
 }
 
@@ -66,18 +66,18 @@ TEST(ExecKvState, Q8_0NeedsWholeBlocksPerHead) {
   EXPECT_THROW(KvState(graph, 32, KvLayout{Encoding::Q4_0, Encoding::F16}), Error);
 }
 
-TEST(ExecKvState, PagesPastTheReservationAreChargedAndRefusedBeyondTheBudget) {
+TEST(ExecKvState, PagesAreChargedAsAllocatedRefusedBeyondTheBudgetAndReleasedWhenFreed) {
   const ir::Graph graph = ir::testing::build_dense();
   KvState kv(graph, 64, KvLayout{.page_rows = 4});
   const uint64_t page = kv.bytes_for(1) / 2;  // one slot's page
   memory::MemoryLedger ledger(3 * page);
-  ledger.reserve(memory::MemoryCategory::Kv, 2 * page);  // what admission charged
   kv.charge_pages_to(&ledger);
   const std::vector<float> row(4, 1.0f);
   kv.write(ir::SlotId{0}, 0, row.data());
   kv.write(ir::SlotId{1}, 0, row.data());
-  EXPECT_EQ(ledger.reserved(memory::MemoryCategory::Kv), 2 * page);  // within the reservation
-  kv.write(ir::SlotId{0}, 4, row.data());                            // a page crossing: charged
+  EXPECT_EQ(ledger.reserved(memory::MemoryCategory::Kv), 2 * page);
+  kv.write(ir::SlotId{0}, 1, row.data());  // within a page: nothing more
+  kv.write(ir::SlotId{0}, 4, row.data());  // a page crossing: charged
   EXPECT_EQ(ledger.reserved(memory::MemoryCategory::Kv), 3 * page);
   try {
     kv.write(ir::SlotId{1}, 4, row.data());
@@ -88,6 +88,17 @@ TEST(ExecKvState, PagesPastTheReservationAreChargedAndRefusedBeyondTheBudget) {
   }
   EXPECT_EQ(kv.pages_allocated(), 3);
   EXPECT_FALSE(kv.rows(ir::SlotId{1}, 5).has(4));
+  kv.truncate(4);  // slot 0's second page holds nothing below 4: freed
+  EXPECT_EQ(kv.pages_allocated(), 2);
+  EXPECT_EQ(kv.bytes_allocated(), 2 * page);
+  EXPECT_EQ(ledger.reserved(memory::MemoryCategory::Kv), 2 * page);
+  EXPECT_TRUE(kv.rows(ir::SlotId{0}, 4).has(1));
+  EXPECT_FALSE(kv.rows(ir::SlotId{0}, 5).has(4));
+  kv.write(ir::SlotId{1}, 4, row.data());  // the freed page's room
+  EXPECT_TRUE(kv.rows(ir::SlotId{1}, 5).has(4));
+  kv.truncate(0);
+  EXPECT_EQ(kv.pages_allocated(), 0);
+  EXPECT_EQ(ledger.reserved(memory::MemoryCategory::Kv), 0u);
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // manager, and every logit is the bits of the fully resident run, for a
 // dense model in capacity mode (40% of its weight bytes), expert-paged MoE
 // models (30% of their expert bytes), tables and products read in row
-// slices, and a session whose weight read failed once.
+// slices, and a session whose weight read failed once. KV pages and the
+// weight pool share the budget: pages come out of the cache, freed pages
+// go back to it, and a page the cache cannot give fails with [kv].
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -46,7 +48,7 @@ SessionOptions cpu_options() {
 uint64_t budget_for(const Model& model, const SessionOptions& options, uint64_t weights) {
   const Session unlimited(model, options);
   const MemoryAdmission& admission = unlimited.memory();
-  return admission.ledger.total() - admission.plan.weight_bytes + weights;
+  return admission.ledger.total() + admission.kv_reachable - admission.plan.weight_bytes + weights;
 }
 
 // Options whose budget holds the working set, every weight but the experts,
@@ -166,6 +168,74 @@ TEST(PagedSession, PagedDecodeStepsAllocateNothing) {
   for (size_t t = 1; t < tokens.size(); ++t) session.eval(std::span(tokens).subspan(t, 1));
   EXPECT_EQ(counter.count(), 0u);
   EXPECT_GT(session.residency()->counters().loads, 0u);
+}
+
+// Options for KV in pages of two rows whose pinned weights leave room for
+// one page: the pages past it must come out of the weight pool.
+SessionOptions kv_from_the_pool(SessionOptions options) {
+  options.kv.page_rows = 2;
+  options.memory.kv_positions = 1;
+  return options;
+}
+
+TEST(PagedSession, KvPagesComeOutOfTheWeightCacheAndGoBackWithTheResidentBits) {
+  test::TempDir dir;
+  const Model model = load_model(synth_tiny(dir, "olmoe"));
+  const SessionOptions options = experts_at_thirty_percent(model, kv_from_the_pool(cpu_options()));
+  expect_paged_run_is_resident_run(model, options);
+  Session session(model, options);
+  const memory::MemoryLedger& ledger = session.memory().ledger;
+  const uint64_t pool = session.residency()->counters().pool_bytes;
+  EXPECT_EQ(pool, session.memory().plan.pool_bytes);
+  EXPECT_EQ(ledger.total(), ledger.budget());  // the pool took all the rest
+  std::vector<int32_t> tokens(31);
+  for (size_t t = 0; t < tokens.size(); ++t) tokens[t] = static_cast<int32_t>((t * 37 + 11) % 200);
+  session.eval(std::span(tokens).first(7));
+  for (size_t t = 7; t < tokens.size(); ++t) session.eval(std::span(tokens).subspan(t, 1));
+  const uint64_t kv = session.kv().bytes_allocated();
+  EXPECT_GT(kv, session.memory().kv_reachable);
+  memory::ResidencyCounters counters = session.residency()->counters();
+  EXPECT_EQ(counters.pool_bytes, pool - kv);  // every page was lent by the pool
+  EXPECT_LE(counters.resident_bytes, session.memory().plan.pinned_bytes + counters.pool_bytes);
+  EXPECT_EQ(ledger.reserved(memory::MemoryCategory::Kv), kv);
+  EXPECT_EQ(ledger.total(), ledger.budget());
+  session.rewind(16);  // pages wholly past position 16 go back to the pool
+  EXPECT_EQ(session.residency()->counters().pool_bytes, pool - session.kv().bytes_allocated());
+  EXPECT_EQ(session.kv().bytes_allocated(), session.kv().bytes_for(16));
+  session.reset();
+  EXPECT_EQ(session.residency()->counters().pool_bytes, pool);
+  EXPECT_EQ(ledger.reserved(memory::MemoryCategory::Kv), 0u);
+  EXPECT_EQ(ledger.total(), ledger.budget());
+}
+
+TEST(PagedSession, KvPageTheWeightCacheCannotGiveFailsWithKvAndTheSessionStaysUsable) {
+  test::TempDir dir;
+  const Model model = load_model(synth_tiny(dir, "olmoe"));
+  SessionOptions options = kv_from_the_pool(cpu_options());
+  {
+    const Session resident(model, options);
+    // The pool can shrink to one region and no further.
+    options.memory.budget.bytes = budget_for(model, options, resident.memory().plan.min_pool_bytes);
+  }
+  Session session(model, options), fresh(model, cpu_options());
+  ASSERT_TRUE(session.memory().plan.paging);
+  const std::vector<int32_t> prompt{1, 2, 3};
+  session.eval(std::span(prompt).first(2));  // the first page of each slot
+  try {
+    session.eval(std::span(prompt).subspan(2, 1));
+    FAIL() << "a KV page was had past what the pool can give";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InsufficientMemory);
+    EXPECT_EQ(e.subject(), "kv");
+  }
+  EXPECT_EQ(session.position(), 2);
+  EXPECT_EQ(session.kv().bytes_allocated(), session.kv().bytes_for(2));
+  session.rewind(1);
+  fresh.eval(std::span(prompt).first(1));
+  const int32_t next = 5;
+  const std::span<const float> got = session.eval(std::span(&next, 1));
+  const std::span<const float> want = fresh.eval(std::span(&next, 1));
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), want.begin(), want.end()));
 }
 
 // Fails every read while *fail is set.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "synapse/error.h"
 
 namespace synapse::memory {
@@ -46,6 +48,59 @@ TEST(MemoryLedger, ReservationBeyondTheBudgetNamesCategoryRequiredAndAvailable) 
   }
   EXPECT_EQ(ledger.total(), 900u);  // the failed reservation left nothing behind
   ledger.reserve(MemoryCategory::Weights, 100);
+  EXPECT_EQ(ledger.available(), 0u);
+}
+
+// A cache that can give back all but `floor` bytes.
+class FakeCache final : public ElasticReservation {
+ public:
+  explicit FakeCache(uint64_t held, uint64_t floor) : held_(held), floor_(floor) {}
+  uint64_t shrink(uint64_t bytes) override {
+    const uint64_t given = std::min(bytes, held_ - floor_);
+    held_ -= given;
+    return given;
+  }
+  void grow(uint64_t bytes) override { held_ += bytes; }
+  uint64_t held() const { return held_; }
+
+ private:
+  uint64_t held_, floor_;
+};
+
+TEST(MemoryLedger, ElasticCategoryLendsWhatAnotherNeedsAndTakesBackWhatItReleases) {
+  MemoryLedger ledger(1000);
+  ledger.reserve(MemoryCategory::Scratch, 100);
+  ledger.reserve(MemoryCategory::ExpertCache, 900);
+  FakeCache cache(900, 500);
+  ledger.make_elastic(MemoryCategory::ExpertCache, &cache);
+  ledger.reserve(MemoryCategory::Kv, 300);  // taken from the cache
+  EXPECT_EQ(ledger.reserved(MemoryCategory::ExpertCache), 600u);
+  EXPECT_EQ(cache.held(), 600u);
+  EXPECT_EQ(ledger.total(), 1000u);
+  try {
+    ledger.reserve(MemoryCategory::Kv, 101);  // the cache can give 100 only
+    FAIL() << "a reservation past what the cache can give was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InsufficientMemory);
+    EXPECT_EQ(e.subject(), "kv");
+  }
+  // The failed reservation gave the cache back what it lent.
+  EXPECT_EQ(ledger.reserved(MemoryCategory::ExpertCache), 600u);
+  EXPECT_EQ(cache.held(), 600u);
+  EXPECT_EQ(ledger.reserved(MemoryCategory::Kv), 300u);
+  ledger.release(MemoryCategory::Kv, 200);  // back to the cache
+  EXPECT_EQ(ledger.reserved(MemoryCategory::Kv), 100u);
+  EXPECT_EQ(ledger.reserved(MemoryCategory::ExpertCache), 800u);
+  EXPECT_EQ(cache.held(), 800u);
+  EXPECT_EQ(ledger.total(), 1000u);
+}
+
+TEST(MemoryLedger, ReleaseWithoutAnElasticCategoryFreesTheBytes) {
+  MemoryLedger ledger(1000);
+  ledger.reserve(MemoryCategory::Kv, 600);
+  ledger.release(MemoryCategory::Kv, 200);
+  EXPECT_EQ(ledger.available(), 600u);
+  ledger.reserve(MemoryCategory::Weights, 600);
   EXPECT_EQ(ledger.available(), 0u);
 }
 

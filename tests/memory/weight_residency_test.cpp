@@ -1,7 +1,9 @@
 // The residency manager on a hand-made plan over a scratch file: chunks hold
 // the file's bytes once acquired, a pinned chunk is never evicted, reads
 // interrupted by EINTR or cut short are retried, an I/O error leaves the
-// manager usable, and prefetching never holds more than the pool.
+// manager usable, prefetching never holds more than the pool, and the pool
+// shrinks by evicting (never below one region, never a chunk in use) and
+// grows back.
 #include "memory/weight_residency.h"
 
 #include <gtest/gtest.h>
@@ -195,6 +197,39 @@ TEST(WeightResidency, PrefetchStaysWithinThePoolAndItsQueue) {
   EXPECT_LE(counters.peak_resident_bytes, 3 * kChunkBytes);
   EXPECT_LE(counters.prefetch_used, counters.prefetched);
   EXPECT_LE(counters.prefetched, 20u * 2u);
+}
+
+TEST(WeightResidency, ShrinkingEvictsUnpinnedChunksDownToOneRegionAndGrowingGivesRoomBack) {
+  ScratchFile file;
+  WeightResidency residency({file.path}, plan_of(4), ResidencyOptions{});
+  for (uint32_t c = 0; c < 4; ++c) {  // fill the pool
+    residency.acquire({&c, 1});
+    residency.release({&c, 1});
+  }
+  const uint32_t held = 3;
+  residency.acquire({&held, 1});
+  EXPECT_EQ(residency.shrink(2 * kChunkBytes), 2 * kChunkBytes);
+  ResidencyCounters counters = residency.counters();
+  EXPECT_EQ(counters.pool_bytes, 2 * kChunkBytes);
+  EXPECT_EQ(counters.resident_bytes, 2 * kChunkBytes);
+  EXPECT_EQ(counters.evictions, 2u);
+  // The floor is one region (one chunk here), and the chunk in use stays.
+  EXPECT_EQ(residency.shrink(10 * kChunkBytes), kChunkBytes);
+  EXPECT_EQ(residency.counters().pool_bytes, kChunkBytes);
+  expect_holds_file_bytes(residency, file, held);
+  EXPECT_EQ(residency.shrink(kChunkBytes), 0u);
+  const uint32_t other = 0;
+  residency.release({&held, 1});
+  residency.grow(kChunkBytes);  // room for two again: both load, nothing evicted
+  const uint64_t evictions = residency.counters().evictions;
+  residency.acquire({&held, 1});
+  residency.acquire({&other, 1});
+  expect_holds_file_bytes(residency, file, other);
+  residency.release({&other, 1});
+  residency.release({&held, 1});
+  counters = residency.counters();
+  EXPECT_EQ(counters.evictions, evictions);
+  EXPECT_EQ(counters.resident_bytes, 2 * kChunkBytes);
 }
 
 }  // namespace
