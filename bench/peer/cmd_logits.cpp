@@ -1,5 +1,7 @@
-// logits FILE TOKENS...: one batch, logits for every position, one JSON line
-// per position: {"pos":i,"argmax":id,"top":[[id,logit],...]} (top 5).
+// logits FILE TOKENS...: logits for every position, one JSON line per
+// position: {"pos":i,"argmax":id,"top":[[id,logit],...]} (top 5). The tokens
+// go in as one batch, or with -b N in batches of at most N from position 0
+// on (-b 1: single-token decode steps, teacher-forced).
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -19,6 +21,7 @@ struct LogitsArgs {
   int32_t threads = 1;
   AttentionOptions attention;
   uint32_t n_ctx = 0;  // 0: max(512, number of tokens)
+  uint32_t n_batch = 0;  // most tokens per decode; 0: all of them
   std::string dump;    // raw float32 rows, one per position
 };
 
@@ -40,22 +43,27 @@ int run_logits(const LogitsArgs& args, const PeerOptions& options) {
     throw PeerError(kExitUsage, "-c " + std::to_string(n_ctx) + " is smaller than the " +
                                     std::to_string(n_tokens) + " tokens given");
   }
+  const uint32_t n_batch = args.n_batch != 0 ? std::min(args.n_batch, n_tokens) : n_tokens;
   const LlamaApi api = start_peer(options);
   const LlamaModel model(api, args.model);
   LlamaSession session(api, model,
                        {.n_ctx = n_ctx,
-                        .n_batch = n_tokens,
+                        .n_batch = n_batch,
                         .n_threads = args.threads,
                         .attention = args.attention});
-  session.decode(args.tokens, 0, /*all_logits=*/true);
 
   std::optional<OutputFile> dump;
   if (!args.dump.empty()) dump.emplace(args.dump);
   OutputFile out("-");
-  for (uint32_t pos = 0; pos < n_tokens; ++pos) {
-    const std::span<const float> row = session.logits(static_cast<int32_t>(pos));
-    out.write_text(position_line(static_cast<int32_t>(pos), row));
-    if (dump) dump->write(row);
+  const std::span<const llama_token> tokens(args.tokens);
+  for (uint32_t first = 0; first < n_tokens; first += n_batch) {
+    const uint32_t count = std::min(n_batch, n_tokens - first);
+    session.decode(tokens.subspan(first, count), static_cast<llama_pos>(first), /*all_logits=*/true);
+    for (uint32_t i = 0; i < count; ++i) {
+      const std::span<const float> row = session.logits(static_cast<int32_t>(i));
+      out.write_text(position_line(static_cast<int32_t>(first + i), row));
+      if (dump) dump->write(row);
+    }
   }
   if (dump) dump->close();
   out.close();
@@ -67,12 +75,15 @@ int run_logits(const LogitsArgs& args, const PeerOptions& options) {
 Action setup_logits(CLI::App& sub, const PeerOptions& options) {
   auto args = std::make_shared<LogitsArgs>();
   sub.add_option("file", args->model, "GGUF model")->required();
-  sub.add_option("tokens", args->tokens, "token ids, evaluated as one batch from position 0")
+  sub.add_option("tokens", args->tokens, "token ids, evaluated from position 0")
       ->required()
       ->check(CLI::NonNegativeNumber);
   add_attention_flags(sub, args->attention);
   sub.add_option("-t,--threads", args->threads, "threads (default 1)")->check(CLI::Range(1, 1024));
   sub.add_option("-c,--ctx", args->n_ctx, "context size (default max(512, number of tokens))")
+      ->check(CLI::PositiveNumber);
+  sub.add_option("-b,--batch", args->n_batch,
+                 "most tokens per decode (default: all in one batch; 1: single-token steps)")
       ->check(CLI::PositiveNumber);
   sub.add_option("--dump", args->dump, "also write every logits row as raw float32 to FILE");
   return [args, &options] { return run_logits(*args, options); };

@@ -128,6 +128,48 @@ TEST_F(PeerHarnessStories260K, LogitsArgmaxMatchesReference) {
   EXPECT_EQ(pos, tokens.size());
 }
 
+// Batches of one token are decode steps: each row still predicts the
+// reference continuation, and is the one-batch row up to summation order
+// (flash attention off and an F32 KV cache; with llama.cpp's defaults the
+// rows differ by up to 5e-3).
+// A batch size that does not divide the tokens covers a short last batch.
+TEST_F(PeerHarnessStories260K, LogitsInSmallerBatchesAreTheOneBatchRows) {
+  std::vector<int> tokens = {1};
+  tokens.insert(tokens.end(), reference_.next.begin(), reference_.next.begin() + 31);
+  const auto logits_rows = [&](const std::string& batch) {
+    const auto dump = std::filesystem::path(SYNAPSE_BINARY_DIR) / ("peer_test_s260_b" + batch + ".f32");
+    std::vector<std::string> args = {"logits", model_.string(), "--fa", "off", "--kv", "f32", "--dump", dump.string()};
+    if (!batch.empty()) args.insert(args.end(), {"-b", batch});
+    for (const auto& id : as_args(tokens)) args.push_back(id);
+    const CommandResult r = run_peer(args);
+    EXPECT_EQ(r.exit_code, 0);
+    std::istringstream lines(r.out);
+    std::string line;
+    size_t pos = 0;
+    while (std::getline(lines, line)) {
+      const auto row = nlohmann::json::parse(line);
+      EXPECT_EQ(row.at("pos").get<size_t>(), pos);
+      EXPECT_EQ(row.at("argmax").get<int>(), reference_.next[pos]) << "-b " << batch << " at position " << pos;
+      ++pos;
+    }
+    EXPECT_EQ(pos, tokens.size());
+    const std::string bytes = read_bytes(dump);
+    std::filesystem::remove(dump);
+    std::vector<float> rows(bytes.size() / sizeof(float));
+    std::memcpy(rows.data(), bytes.data(), rows.size() * sizeof(float));
+    return rows;
+  };
+  const std::vector<float> one_batch = logits_rows("");
+  ASSERT_EQ(one_batch.size(), tokens.size() * 512);  // stories260K: 512 tokens
+  for (const std::string batch : {"1", "7"}) {
+    const std::vector<float> rows = logits_rows(batch);
+    ASSERT_EQ(rows.size(), one_batch.size()) << "-b " << batch;
+    float worst = 0;
+    for (size_t i = 0; i < rows.size(); ++i) worst = std::max(worst, std::abs(rows[i] - one_batch[i]));
+    EXPECT_LT(worst, 1e-3f) << "-b " << batch;
+  }
+}
+
 // The stored references were made with the AVX2 ("haswell") CPU backend,
 // flash attention off and an F32 KV cache; with those the logits of every
 // step are the same bits.
