@@ -7,10 +7,12 @@
 # against the limit). Runs `synapse bench` and `synapse-peer bench`
 # interleaved (A B A B ...) for K rounds, one timed repetition each, and
 # prints per test the median t/s of each engine, their ratio, and each run's
-# peak memory (memory.max_usage_in_bytes). A run killed by the OOM killer or
-# the per-run timeout is reported as such and leaves out its t/s. -x passes
-# extra arguments to synapse bench (e.g. -x '--mem-budget 2G').
-# Needs root and the cgroup v1 memory controller; bash, sed, awk, sort.
+# peak memory (memory.max_usage_in_bytes) and what it read from storage (the
+# rusage block inputs GNU time reports: page cache misses and direct reads,
+# loading included). A run killed by the OOM killer or the per-run timeout is
+# reported as such and leaves out its t/s. -x passes extra arguments to
+# synapse bench (e.g. -x '--mem-budget 2G').
+# Needs root and the cgroup v1 memory controller; bash, sed, awk, sort, GNU time.
 set -euo pipefail
 
 usage() {
@@ -66,13 +68,15 @@ done
 cg="$memcg_root/synapse-memlimit-$$"
 results=$(mktemp)
 run_out=$(mktemp)
+io_out=$(mktemp)
+reads=$(mktemp)  # "engine read_bytes", one line per run
 cleanup() {
   # Our own runs only: whatever is still in the group was started here.
   if [[ -d "$cg" ]]; then
     while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done <"$cg/cgroup.procs"
     rmdir "$cg" 2>/dev/null || echo "$0: could not remove $cg" >&2
   fi
-  rm -f "$results" "$run_out"
+  rm -f "$results" "$run_out" "$io_out" "$reads"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -94,7 +98,7 @@ echo "# limit $(mib "$limit") MiB ($(awk -v l="$limit" -v f="$file_bytes" 'BEGIN
 
 # Runs one engine's bench in the group from a cold page cache; appends
 # "engine test tps peak_bytes status" lines to $results (one per test, or
-# one "engine - - peak status" line if the run failed).
+# one "engine - - peak status" line if the run failed) and what it read to $reads.
 run_engine() {
   local engine=$1 parse=$2
   shift 2
@@ -105,9 +109,13 @@ run_engine() {
   local kills_before start rc=0 status
   kills_before=$(oom_kills)
   start=$(date +%s.%N)
-  timeout "$run_timeout" bash -c 'echo $$ >"$1/cgroup.procs"; shift; exec "$@"' _ "$cg" "$@" >"$run_out" 2>&1 || rc=$?
-  local wall peak failcnt kills
+  # time outside timeout: its children's rusage still counts when timeout kills the engine.
+  bash -c 'echo $$ >"$1/cgroup.procs"; shift; exec "$@"' _ "$cg" /usr/bin/time -o "$io_out" -f %I \
+    timeout "$run_timeout" "$@" >"$run_out" 2>&1 || rc=$?
+  local wall peak failcnt kills read
   wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+  read=$(tail -n 1 "$io_out" | awk '{ printf "%.0f", $1 * 512 }')  # 512-byte blocks
+  read=${read:-0}
   peak=$(cat "$cg/memory.max_usage_in_bytes")
   failcnt=$(cat "$cg/memory.failcnt")
   kills=$(( $(oom_kills) - kills_before ))
@@ -120,7 +128,9 @@ run_engine() {
   else
     status=ok
   fi
-  echo "# $engine: $status after ${wall}s, exit $rc, peak $(mib "$peak") MiB, failcnt $failcnt, oom kills $kills" >&2
+  echo "# $engine: $status after ${wall}s, exit $rc, peak $(mib "$peak") MiB, failcnt $failcnt, oom kills $kills," \
+    "read $(mib "$read") MiB" >&2
+  echo "$engine $read" >>"$reads"
   if [[ $status != ok ]]; then
     tail -n 3 "$run_out" | sed 's/^/#   /' >&2
     echo "$engine - - $peak $status" >>"$results"
@@ -164,6 +174,10 @@ rounds_tps() {
 max_peak_mib() {
   awk -v e="$1" '$1 == e && $4 > m { m = $4 } END { printf "%.0f", m / 2^20 }' "$results"
 }
+# What each of an engine's runs read from storage, in MiB (one entry per run).
+reads_mib() {
+  awk -v e="$1" '$1 == e { printf "%s%.0f", (n++ ? "," : ""), $2 / 2^20 }' "$reads"
+}
 # How the engine's runs ended that did not end well, e.g. "2 oom-killed".
 failures() {
   awk -v e="$1" '$1 == e && $2 == "-" { n[$5]++ } END { for (s in n) printf "%s%d %s", (k++ ? ", " : ""), n[s], s;
@@ -188,6 +202,7 @@ for t in "${tests[@]}"; do
 done
 echo
 for e in synapse llama.cpp; do
-  printf "%s: peak %s MiB of the %s MiB limit (highest over its runs); failed runs: %s\n" "$e" "$(max_peak_mib "$e")" \
-    "$(mib "$limit")" "$(failures "$e")"
+  printf "%s: peak %s MiB of the %s MiB limit (highest over its runs); read from storage per run: %s MiB;" \
+    "$e" "$(max_peak_mib "$e")" "$(mib "$limit")" "$(reads_mib "$e")"
+  printf " failed runs: %s\n" "$(failures "$e")"
 done

@@ -8,10 +8,18 @@
 
 namespace synapse::rounding {
 
+// c ? a : b as a bitwise select. GCC (with its default -ftrapping-math)
+// will not if-convert a float comparison's branch, which keeps every
+// quantizer loop that clamps scalar; a select it vectorizes.
+inline float bit_select(bool c, float a, float b) {
+  const uint32_t mask = 0u - static_cast<uint32_t>(c);
+  return std::bit_cast<float>((std::bit_cast<uint32_t>(a) & mask) | (std::bit_cast<uint32_t>(b) & ~mask));
+}
+
 // v clamped to [lo, hi]; NaN gives lo.
 inline float clamp(float v, float lo, float hi) {
-  const float above = v > lo ? v : lo;
-  return above < hi ? above : hi;
+  const float above = bit_select(v > lo, v, lo);
+  return bit_select(above < hi, above, hi);
 }
 
 // Round to nearest, ties to even, for |v| < 2^22: adding 1.5 * 2^23 leaves

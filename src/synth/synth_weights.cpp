@@ -35,10 +35,17 @@ uint64_t fnv1a(const std::string& s) {
 class RowStream {
  public:
   RowStream(uint64_t tensor_key, uint64_t row) : state_(mix64(tensor_key ^ mix64(row + 1))) {}
-  // Uniform in [-1, 1).
-  float next() {
-    state_ += 0x9E3779B97F4A7C15ull;
-    return static_cast<float>(mix64(state_) >> 40) * 0x1p-23f - 1.0f;
+  // out[i] = center + half_width * the next uniform value in [-1, 1). The
+  // state is a local and the 24-bit integer converts through int32 (the
+  // same float): both let the loop vectorize.
+  void fill(float* out, uint64_t n, float center, float half_width) {
+    uint64_t state = state_;
+    for (uint64_t i = 0; i < n; ++i) {
+      state += 0x9E3779B97F4A7C15ull;
+      const float unit = static_cast<float>(static_cast<int32_t>(mix64(state) >> 40)) * 0x1p-23f - 1.0f;
+      out[i] = center + half_width * unit;
+    }
+    state_ = state;
   }
 
  private:
@@ -138,8 +145,7 @@ void fill_tensor(uint8_t* dst, uint64_t n_bytes, const TensorSpec& t, Encoding e
   for_row_ranges(n_rows, row_elems, threads, [&](uint64_t first, uint64_t end) {
     std::vector<float> row(row_elems);
     for (uint64_t r = first; r < end; ++r) {
-      RowStream stream(tensor_key, r);
-      for (float& v : row) v = d.center + d.half_width * stream.next();
+      RowStream(tensor_key, r).fill(row.data(), row_elems, d.center, d.half_width);
       quantize_row(encoding, row.data(), dst + r * row_size, static_cast<int64_t>(row_elems));
     }
   });

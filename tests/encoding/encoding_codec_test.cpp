@@ -17,6 +17,7 @@
 #include "synapse/error.h"
 
 #include "encoding/codec_list.h"
+#include "support/byte_hash.h"
 
 namespace synapse {
 namespace {
@@ -282,12 +283,6 @@ std::vector<float> parity_row(int64_t n) {
   return x;
 }
 
-uint64_t fnv1a(const std::vector<uint8_t>& bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (uint8_t c : bytes) h = (h ^ c) * 0x100000001b3ull;
-  return h;
-}
-
 // FNV-1a of the bytes ggml's reference quantizers (ggml_quantize_chunk
 // without an importance matrix) write for parity_row(1024), computed with
 // the pinned peer's libggml-base (@node-llama-cpp/linux-x64 3.22.1).
@@ -303,7 +298,7 @@ TEST(EncodingGgmlParity, QuantizersWriteTheSameBytesAsGgmlReference) {
   for (const auto& [e, want] : kGgmlHashes) {
     std::vector<uint8_t> q(row_bytes(e, 1024));
     quantize_row(e, x.data(), q.data(), 1024);
-    EXPECT_EQ(fnv1a(q), want) << encoding_info(e).name;
+    EXPECT_EQ(test::fnv1a(q), want) << encoding_info(e).name;
   }
 }
 

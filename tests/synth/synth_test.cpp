@@ -16,6 +16,7 @@
 
 #include "encoding/encoding.h"
 #include "format/gguf_reader.h"
+#include "support/byte_hash.h"
 #include "support/temp_dir.h"
 #include "synapse/error.h"
 
@@ -244,6 +245,28 @@ TEST(SynthDeterminism, SameSeedSameBytesDifferentSeedDifferentBytes) {
   const std::vector<uint8_t> c = slurp(dir.file("c.gguf"));
   ASSERT_EQ(a.size(), c.size());
   EXPECT_NE(a, c);
+}
+
+// FNV-1a of files the serial writer with the plain Q8_0 loop wrote (commit
+// 8ffa9ea): making synth faster must not change a seed's bytes. A deliberate
+// change of the metadata or the weights' distribution updates these.
+TEST(SynthDeterminism, TinyFilesKeepTheBytesOfTheFirstWriter) {
+  const struct {
+    const char* arch;
+    const char* type;
+    uint64_t hash;
+  } kGolden[] = {
+      {"qwen3moe", "q8_0", 0x6ca4a929051071fdull},
+      {"llama", "q4_k_m", 0x59c6f1f3c8e02d42ull},
+      {"qwen2", "f16", 0x1ef62b0cbf3f1eacull},
+  };
+  test::TempDir dir;
+  for (const auto& g : kGolden) {
+    SynthOptions o = options(g.arch, g.type);
+    o.seed = 5;
+    synth_model(o, dir.file("g.gguf"));
+    EXPECT_EQ(test::fnv1a(slurp(dir.file("g.gguf"))), g.hash) << g.arch << " " << g.type;
+  }
 }
 
 TEST(SynthWeights, ProjectionsHaveUnitFanInScaleAndNormsSitNearOne) {
