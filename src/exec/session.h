@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -50,9 +51,10 @@ class Session {
   // Error(InvalidValue) unless the session was created with all_logits.
   std::vector<float> eval_all(std::span<const int32_t> tokens);
 
-  // Makes the running eval (or, if none runs, the next one) throw Cancelled
-  // between regions. Safe to call from another thread.
-  void cancel() { cancel_.store(true, std::memory_order_relaxed); }
+  // Makes the running eval throw Cancelled between regions; with no eval
+  // running it does nothing (the next eval runs). Safe to call from another
+  // thread.
+  void cancel();
   // Forgets every token: back to position 0.
   void reset();
   // Forgets the tokens at `position` and after, keeping those before it (a
@@ -90,7 +92,14 @@ class Session {
   uint64_t steps_ = 0;
   std::vector<int32_t> positions_;  // one chunk's positions
   std::vector<float> last_logits_;
-  std::atomic<bool> cancel_{false};
+  // Marks an eval running (or not) and clears a cancellation, under
+  // cancel_mutex_ so that a cancel() racing the end of an eval cannot
+  // outlive it.
+  void set_running(bool running);
+
+  std::mutex cancel_mutex_;
+  bool running_ = false;  // guarded by cancel_mutex_
+  std::atomic<bool> cancel_{false};  // read by the scheduler between regions
 };
 
 }  // namespace synapse::exec
