@@ -51,4 +51,7 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
   -DCMAKE_CXX_COMPILER=clang++ -DSYNAPSE_TSAN=ON -DSYNAPSE_WERROR=ON >/dev/null
 ninja -C build-tsan -j "$jobs" synapse_tsan_tests
-TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/synapse_tsan_tests --gtest_brief=1
+# Not the allocation-counting test: its counting operator new is not linked
+# (TSan's runtime brings its own).
+TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/synapse_tsan_tests --gtest_brief=1 \
+  --gtest_filter='-PagedSession.PagedDecodeStepsAllocateNothing'
