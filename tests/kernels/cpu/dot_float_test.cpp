@@ -1,4 +1,4 @@
-// F32 / F16 / BF16 dot tiles on every target this machine runs: results
+// F32 / F16 / BF16 dot tiles on each CPU target (a test per target): results
 // against a double-precision reference over the dequantized rows, and batch
 // invariance (a pair's float is the same bits whatever tile computes it).
 #include <gtest/gtest.h>
@@ -63,7 +63,7 @@ TEST(DotFloatKernel, ServesF32F16AndBF16WithF32ActivationsOnEveryTarget) {
   EXPECT_EQ(find_float_dot_kernel(Encoding::F64, CpuTarget::Avx2).tile, nullptr);
 }
 
-TEST_P(DotFloatKernel, MatchesDoubleReferenceOnEveryTargetAndShape) {
+TEST_P(DotFloatKernel, MatchesDoubleReferenceOnEveryShape) {
   for (Encoding encoding : kEncodings)
     for (int64_t n : {1, 7, 31, 64, 896, 4097})
       dot_test::expect_tiles_match_reference(encoding, GetParam(), make_operands(encoding, n, static_cast<uint32_t>(n)));
@@ -79,7 +79,7 @@ TEST_P(DotFloatTile, WritesOnlyItsRowsAndTokens) {
   dot_test::expect_tiles_write_only_their_outputs(Encoding::F16, GetParam(), make_operands(Encoding::F16, 33, 5));
 }
 
-TEST_P(DotFloatTile, F16InfinityAndNaNWeightsPropagateOnEveryTarget) {
+TEST_P(DotFloatTile, F16InfinityAndNaNWeightsPropagate) {
   constexpr int64_t kN = 21;  // the specials land in the zero-padded tail too
   std::vector<uint16_t> infinite(kN, fp32_to_fp16(0.5f)), not_a_number(kN, fp32_to_fp16(0.5f));
   infinite[3] = 0x7c00;

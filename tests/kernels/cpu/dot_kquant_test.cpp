@@ -1,4 +1,4 @@
-// Q4_K / Q5_K / Q6_K dot tiles on every target this machine runs: results
+// Q4_K / Q5_K / Q6_K dot tiles on each CPU target (a test per target): results
 // against a double-precision reference over the dequantized rows (quantized
 // data and raw random blocks with extreme levels, scales and activations),
 // and batch invariance (a pair's float is the same bits in every tile).
@@ -130,15 +130,15 @@ TEST(DotKquantKernel, ServesQ4KQ5KQ6KWithQ8KActivationsOnEveryTarget) {
   EXPECT_EQ(find_kquant_dot_kernel(Encoding::Q3_K, CpuTarget::Avx2).tile, nullptr);
 }
 
-TEST_P(DotKquantKernel, Q4KMatchesDoubleReferenceOnEveryTargetAndShape) {
+TEST_P(DotKquantKernel, Q4KMatchesDoubleReferenceOnEveryShape) {
   expect_matches_reference(Encoding::Q4_K, GetParam(), Fill::Quantized);
 }
 
-TEST_P(DotKquantKernel, Q5KMatchesDoubleReferenceOnEveryTargetAndShape) {
+TEST_P(DotKquantKernel, Q5KMatchesDoubleReferenceOnEveryShape) {
   expect_matches_reference(Encoding::Q5_K, GetParam(), Fill::Quantized);
 }
 
-TEST_P(DotKquantKernel, Q6KMatchesDoubleReferenceOnEveryTargetAndShape) {
+TEST_P(DotKquantKernel, Q6KMatchesDoubleReferenceOnEveryShape) {
   expect_matches_reference(Encoding::Q6_K, GetParam(), Fill::Quantized);
 }
 

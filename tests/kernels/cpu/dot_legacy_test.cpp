@@ -1,5 +1,5 @@
-// Q8_0 / Q4_0 dot tiles on every target this machine runs: results against a
-// double-precision reference over the dequantized rows, and batch
+// Q8_0 / Q4_0 dot tiles on each CPU target (a test per target): results
+// against a double-precision reference over the dequantized rows, and batch
 // invariance (a pair's float is the same bits whatever tile computes it).
 #include <gtest/gtest.h>
 
@@ -66,7 +66,7 @@ TEST(DotLegacyKernel, ServesQ8_0AndQ4_0WithQ8ActivationsOnEveryTarget) {
   EXPECT_EQ(find_legacy_dot_kernel(Encoding::Q4_K, CpuTarget::Avx2).tile, nullptr);
 }
 
-TEST_P(DotLegacyKernel, MatchesDoubleReferenceOnEveryTargetAndShape) {
+TEST_P(DotLegacyKernel, MatchesDoubleReferenceOnEveryShape) {
   for (Encoding encoding : kEncodings)
     for (int64_t n : {32, 64, 96, 160, 4096 + 32})
       dot_test::expect_tiles_match_reference(encoding, GetParam(), make_operands(encoding, n, static_cast<uint32_t>(n)));

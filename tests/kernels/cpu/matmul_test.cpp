@@ -1,6 +1,6 @@
 // The threaded CPU matrix product against the reference matmul, for every
-// encoding with a CPU kernel and every dispatch target this machine runs,
-// and its batch and thread invariance.
+// encoding with a CPU kernel and every dispatch target (a test per encoding
+// and target), and its batch and thread invariance.
 #include "kernels/cpu/matmul.h"
 
 #include <gtest/gtest.h>
@@ -76,7 +76,7 @@ class CpuMatmul : public ::testing::TestWithParam<std::tuple<Encoding, CpuTarget
   void SetUp() override { SYNAPSE_SKIP_UNLESS_CPU_RUNS(std::get<1>(GetParam())); }
 };
 
-TEST_P(CpuMatmul, MatchesReferenceOnEveryTargetWithinQuantizationBound) {
+TEST_P(CpuMatmul, MatchesReferenceWithinQuantizationBound) {
   const auto [encoding, target] = GetParam();
   const int64_t block = encoding_info(static_cast<uint32_t>(encoding)).block_elems;
   const int64_t unit = std::max<int64_t>(block, 32);

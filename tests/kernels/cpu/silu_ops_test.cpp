@@ -1,5 +1,5 @@
-// SiLU and SwiGLU with the vectorized exp, on every target this machine
-// runs: within the stated error of the exact value over a wide range
+// SiLU and SwiGLU with the vectorized exp, on each CPU target (a test per
+// target): within the stated error of the exact value over a wide range
 // (including inputs where exp overflows), no NaN or inf surprises, and an
 // element's result independent of the length it is computed in.
 #include "kernels/cpu/silu_ops.h"

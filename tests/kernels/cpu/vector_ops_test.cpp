@@ -1,5 +1,5 @@
-// The attention kernel's float primitives on every target this machine
-// runs, for lengths that are and are not multiples of the vector width.
+// The attention kernel's float primitives on each CPU target (a test per
+// target), for lengths that are and are not multiples of the vector width.
 // Buffers are exactly n long, so the sanitizer build catches stray accesses.
 #include "kernels/cpu/vector_ops.h"
 
