@@ -1,14 +1,11 @@
-// Q4_K / Q5_K / Q6_K dot tiles on every target this machine runs, single
-// thread: a 896 x 4864 weight matrix (Qwen2-0.5B's MLP down projection)
-// times one token (decode) and four tokens per tile (prefill). Bytes/s is
-// weight bytes per second. "l2" is a 128-row slice that stays in L2,
-// "model" the whole matrix (L3), "dram" cycles through enough copies of it
-// to exceed the last-level cache.
+// Q4_K / Q5_K / Q6_K prefill products on every target this machine runs,
+// single thread: a 128 x 4864 slice of Qwen2-0.5B's MLP down projection
+// against 2 to 64 tokens, through the tiles or the panel, in int8
+// multiply-adds per second. One-token products are in matvec_bench.cpp.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -22,53 +19,12 @@ namespace synapse::cpu {
 namespace {
 
 constexpr int64_t kCols = 4864;
-constexpr uint64_t kDramBytes = uint64_t{640} << 20;  // well past a 256 MiB L3
-
-struct MatrixCase {
-  const char* name;
-  int64_t rows;
-  bool exceed_cache;
-};
-
-constexpr MatrixCase kCases[] = {{"l2", 128, false}, {"model", 896, false}, {"dram", 896, true}};
-
 std::vector<float> random_floats(int64_t count, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> values(count);
   for (float& v : values) v = normal(rng);
   return values;
-}
-
-void bm_matmul(benchmark::State& state, Encoding encoding, CpuTarget target, MatrixCase shape, int tokens) {
-  const DotKernel kernel = find_dot_kernel(encoding, target);
-  const uint64_t w_stride = row_bytes(encoding, kCols);
-  const uint64_t matrix_bytes = w_stride * shape.rows;
-  const uint64_t copies = shape.exceed_cache ? kDramBytes / matrix_bytes + 1 : 1;
-  std::vector<uint8_t> w(matrix_bytes * copies);
-  const std::vector<float> weights = random_floats(kCols, 1);
-  quantize_row(encoding, weights.data(), w.data(), kCols);
-  // Speed does not depend on the values: every row repeats the first.
-  for (uint64_t r = 1; r < shape.rows * copies; ++r) std::memcpy(w.data() + r * w_stride, w.data(), w_stride);
-
-  const uint64_t x_stride = activation_row_bytes(kernel.activation, kCols);
-  std::vector<uint8_t> x(tokens * x_stride);
-  const std::vector<float> activations = random_floats(tokens * kCols, 2);
-  for (int t = 0; t < tokens; ++t)
-    quantize_activation_row(kernel.activation, activations.data() + t * kCols, kCols, x.data() + t * x_stride);
-
-  std::vector<float> y(tokens * shape.rows);
-  uint64_t copy = 0;
-  for (auto _ : state) {
-    const uint8_t* matrix = w.data() + copy * matrix_bytes;
-    for (int64_t r = 0; r < shape.rows; r += kMaxTileRows)
-      kernel.tile(matrix + r * w_stride, w_stride, kMaxTileRows, x.data(), x_stride, tokens, kCols, y.data() + r,
-                  shape.rows);
-    benchmark::DoNotOptimize(y.data());
-    benchmark::ClobberMemory();
-    copy = (copy + 1) % copies;
-  }
-  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * matrix_bytes));
 }
 
 // Prefill: the 128-row slice against `tokens` tokens, through the 4 x 4
@@ -111,13 +67,6 @@ const bool kRegistered = [] {
   for (Encoding encoding : {Encoding::Q4_K, Encoding::Q5_K, Encoding::Q6_K}) {
     for (CpuTarget target : supported_cpu_targets()) {
       if (!find_dot_kernel(encoding, target).tile) continue;
-      for (const MatrixCase& shape : kCases) {
-        for (int tokens : {1, kMaxTileTokens}) {
-          const std::string name = std::string("kquant/") + encoding_info(static_cast<uint32_t>(encoding)).name + "/" +
-                                   to_string(target) + "/" + shape.name + "/tokens:" + std::to_string(tokens);
-          benchmark::RegisterBenchmark(name.c_str(), bm_matmul, encoding, target, shape, tokens);
-        }
-      }
       for (int tokens : {2, 4, 8, 12, kPanelMinTokens, 20, 24, 32, 64}) {
         for (bool use_panel : {false, true}) {
           if (use_panel && !find_dot_kernel(encoding, target).panel) continue;

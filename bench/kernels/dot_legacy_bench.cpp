@@ -1,19 +1,12 @@
-// Matrix-vector (and 4-token) products over Q8_0 / Q4_0 weights, single
-// thread, for every CPU target this machine runs. The rate reported is
-// weight bytes streamed per second: a matvec is bound by it, so compare it
-// with synapse-membw. "l2" matrices (500 KB) stay in this core's L2, "model" is one
-// 896x4864 projection (in L3), "dram" cycles through copies of it that
-// together exceed the last-level cache.
-//
-// Prefill products (many tokens) report int8 multiply-adds per second
-// ("macs", GMAC/s) instead: they are bound by arithmetic. "tiles" runs the
-// 4x4 tiles as matmul does below kPanelMinTokens tokens, "panel" the
-// kernel's panel.
+// Prefill products (many tokens) over Q8_0 / Q4_0 weights, single thread,
+// for every CPU target this machine runs, in int8 multiply-adds per second
+// ("macs", GMAC/s): they are bound by arithmetic. "tiles" runs the 4x4
+// tiles as matmul does below kPanelMinTokens tokens, "panel" the kernel's
+// panel. One-token products are in matvec_bench.cpp.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -25,55 +18,6 @@ namespace synapse::cpu {
 namespace {
 
 constexpr int64_t kCols = 4864;
-
-struct MatrixCase {
-  const char* name;
-  int64_t rows;
-  int copies;  // distinct matrices visited in turn
-};
-
-constexpr MatrixCase kCases[] = {{"l2", 96, 1}, {"model", 896, 1}, {"dram", 896, 96}};
-
-void matvec(benchmark::State& state, Encoding encoding, CpuTarget target, MatrixCase shape, int tokens) {
-  const DotKernel kernel = find_dot_kernel(encoding, target);
-  const uint64_t w_stride = row_bytes(encoding, kCols);
-  const uint64_t matrix_bytes = w_stride * shape.rows;
-  const uint64_t x_stride = activation_row_bytes(kernel.activation, kCols);
-
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<float> values(kCols);
-  std::vector<uint8_t> weights(matrix_bytes * shape.copies);
-  for (int64_t r = 0; r < shape.rows; ++r) {
-    for (float& v : values) v = uniform(rng);
-    quantize_row(encoding, values.data(), weights.data() + r * w_stride, kCols);
-  }
-  for (int c = 1; c < shape.copies; ++c) std::memcpy(weights.data() + c * matrix_bytes, weights.data(), matrix_bytes);
-  std::vector<uint8_t> x(x_stride * tokens);
-  for (int t = 0; t < tokens; ++t) {
-    for (float& v : values) v = uniform(rng);
-    quantize_activation_row(kernel.activation, values.data(), kCols, x.data() + t * x_stride);
-  }
-  std::vector<float> y(shape.rows * tokens);
-
-  int copy = 0;
-  for (auto _ : state) {
-    const uint8_t* w = weights.data() + copy * matrix_bytes;
-    int64_t first = 0;  // as matmul: whole matrix-vector passes, then tiles
-    if (tokens == 1 && kernel.matvec) {
-      first = shape.rows / kernel.matvec_rows * kernel.matvec_rows;
-      kernel.matvec(w, w_stride, first, x.data(), kCols, y.data());
-    }
-    for (int64_t r = first; r < shape.rows; r += kMaxTileRows) {
-      const int rows = static_cast<int>(std::min<int64_t>(kMaxTileRows, shape.rows - r));
-      kernel.tile(w + r * w_stride, w_stride, rows, x.data(), x_stride, tokens, kCols, y.data() + r, shape.rows);
-    }
-    benchmark::DoNotOptimize(y.data());
-    copy = (copy + 1) % shape.copies;
-  }
-  state.counters["weights"] = benchmark::Counter(
-      static_cast<double>(matrix_bytes), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
-}
 
 // A 896 x 4864 projection against `tokens` tokens, through the 4 x 4 tiles
 // (tokens blocked by 64 as in matmul) or through the panel.
@@ -117,16 +61,6 @@ void prefill(benchmark::State& state, Encoding encoding, CpuTarget target, bool 
 
 const int kRegistered = [] {
   for (Encoding encoding : {Encoding::Q8_0, Encoding::Q4_0}) {
-    for (CpuTarget target : supported_cpu_targets()) {
-      if (!find_dot_kernel(encoding, target).tile) continue;
-      for (const MatrixCase& shape : kCases) {
-        for (int tokens : {1, kMaxTileTokens}) {
-          const std::string name = std::string("legacy/") + find_encoding(static_cast<uint32_t>(encoding))->name + "/" +
-                                   to_string(target) + "/" + shape.name + "/tokens:" + std::to_string(tokens);
-          benchmark::RegisterBenchmark(name.c_str(), matvec, encoding, target, shape, tokens);
-        }
-      }
-    }
     for (CpuTarget target : supported_cpu_targets()) {
       const DotKernel kernel = find_dot_kernel(encoding, target);
       if (!kernel.tile) continue;

@@ -16,7 +16,9 @@
 #include "cli/sampling_flags.h"
 #include "exec/region_trace.h"
 #include "exec/session.h"
+#include "generate/draft_model.h"
 #include "generate/generation.h"
+#include "generate/speculative.h"
 #include "model/model.h"
 #include "synapse/error.h"
 #include "tokenizer/tokenizer.h"
@@ -41,6 +43,12 @@ struct RunFlags {
   bool ignore_eos = false;
   std::string dump_logits;
   std::string trace_regions;
+  // Speculative decoding: a draft model, or prompt lookup.
+  std::string model_draft;
+  int32_t draft_max = 16;
+  int32_t draft_min = 0;
+  int32_t lookup_ngram = 0;
+  bool speculative() const { return !model_draft.empty() || lookup_ngram > 0; }
 };
 
 std::vector<int32_t> parse_ids(const std::string& text) {
@@ -123,6 +131,42 @@ class LogitsDump {
   std::string path_;
 };
 
+// The drafter -md or --lookup-ngram asks for; a draft model must share the
+// target's vocabulary.
+std::unique_ptr<Drafter> make_drafter(const RunFlags& f, const Model& target, const Tokenizer* target_tokens,
+                                      std::unique_ptr<Model>& draft_model, const exec::SessionOptions& options) {
+  if (f.model_draft.empty()) return std::make_unique<NgramDrafter>(f.lookup_ngram);
+  if (f.lookup_ngram > 0) throw Error(ErrorKind::Usage, "give one of -md FILE or --lookup-ngram N, not both");
+  LoadOptions load;
+  load.max_ctx = static_cast<uint32_t>(target.graph.bounds.at("max_ctx"));
+  load.chunk = static_cast<uint32_t>(f.ubatch);
+  const std::string path = model_file_path(f.model_draft);
+  draft_model = std::make_unique<Model>(load_model(path, load));
+  const std::unique_ptr<Tokenizer> draft_tokens = tokenizer_for(path);
+  if (target_tokens && draft_tokens) {
+    require_same_vocabulary(target_tokens->vocabulary(), draft_tokens->vocabulary());
+  } else if (target_tokens || draft_tokens || draft_model->info.n_vocab != target.info.n_vocab) {
+    throw Error(ErrorKind::InvalidValue, "the draft model's vocabulary cannot be matched with the target's (" +
+                                             std::to_string(draft_model->info.n_vocab) + " against " +
+                                             std::to_string(target.info.n_vocab) + " tokens, a token table in " +
+                                             (target_tokens ? "the target only" : draft_tokens ? "the draft only" : "neither") + ")");
+  }
+  exec::SessionOptions draft_options = options;
+  draft_options.all_logits = false;
+  draft_options.logits_rows = 1;
+  draft_options.memory = {};
+  return std::make_unique<ModelDrafter>(*draft_model, draft_options);
+}
+
+void print_speculative_stats(const SpeculativeStats& stats, size_t generated) {
+  std::fprintf(stderr,
+               "synapse run: speculative: %lld drafted, %lld accepted (%.1f%%), %lld target passes for %zu tokens "
+               "(%.2f per token)\n",
+               static_cast<long long>(stats.drafted), static_cast<long long>(stats.accepted),
+               100.0 * stats.acceptance_rate(), static_cast<long long>(stats.target_passes), generated,
+               generated > 1 ? static_cast<double>(stats.target_passes) / static_cast<double>(generated - 1) : 0.0);
+}
+
 int run(const RunFlags& f) {
   if (!f.tokens.empty() && !f.prompt.empty())
     throw Error(ErrorKind::Usage, "give one of --tokens \"ID ...\" or -p TEXT, not both");
@@ -151,6 +195,7 @@ int run(const RunFlags& f) {
   // The KV a run can reach: the prompt and the tokens it may generate.
   if (f.n_predict >= 0) options.memory.kv_positions = static_cast<int64_t>(prompt.size()) + f.n_predict;
   options.all_logits = !f.dump_logits.empty();
+  if (f.speculative()) options.logits_rows = f.draft_max + 1;
   exec::Session session(model, options);
   if (f.plan) {
     std::fputs(session.memory_plan().c_str(), stdout);
@@ -190,7 +235,13 @@ int run(const RunFlags& f) {
     gen.keep_prompt_logits = true;
     gen.on_logits = [&dump](std::span<const float> row) { dump->write(row); };
   }
-  const std::vector<int32_t> ids = generate(session, sampler, prompt, gen);
+  std::unique_ptr<Model> draft_model;
+  std::unique_ptr<Drafter> drafter;
+  if (f.speculative()) drafter = make_drafter(f, model, tokenizer.get(), draft_model, session_options(f.kernels));
+  SpeculativeStats stats;
+  const std::vector<int32_t> ids =
+      drafter ? generate_speculative(session, sampler, prompt, gen, *drafter, {f.draft_max, f.draft_min}, stats)
+              : generate(session, sampler, prompt, gen);
   if (tokenizer) print_text(text.flush());
   if (tokenizer || !f.print_ids) std::printf("\n");
   if (f.print_ids) {
@@ -201,9 +252,12 @@ int run(const RunFlags& f) {
   if (trace) trace->close();
   std::fflush(stdout);  // the text before the timings when both go to one place
   timer.print(prompt.size(), ids.size());
+  if (drafter) print_speculative_stats(stats, ids.size());
   print_memory_stats(session, static_cast<int64_t>(prompt.size() + ids.size()));
   return kExitOk;
 }
+
+const RegisterDashAlias model_draft_alias{"-md", "--model-draft"};
 
 Register reg{{"run", "Generate tokens from a prompt through the region scheduler",
               [](CLI::App& app) -> std::function<int()> {
@@ -230,11 +284,22 @@ Register reg{{"run", "Generate tokens from a prompt through the region scheduler
                 app.add_flag("--ignore-eos", f->ignore_eos, "do not stop at the end-of-sequence token");
                 app.add_option("--dump-logits", f->dump_logits, "write float32 logits rows per position");
                 app.add_option("--trace-regions", f->trace_regions, "write the region trace (JSONL)");
+                app.add_option("--model-draft", f->model_draft,
+                               "(-md) draft model for speculative decoding (same vocabulary; greedy, --temp 0)")
+                    ->check(CLI::ExistingPath);
+                app.add_option("--draft-max", f->draft_max, "tokens drafted per target pass")->check(CLI::Range(1, 256));
+                app.add_option("--draft-min", f->draft_min, "fewer drafted tokens are not verified")
+                    ->check(CLI::Range(0, 256));
+                app.add_option("--lookup-ngram", f->lookup_ngram,
+                               "draft from the longest earlier match of the last N tokens (prompt lookup)")
+                    ->check(CLI::Range(1, 64));
                 app.footer(
                     "\nExamples:\n"
                     "  synapse run -m model.gguf -p \"Once upon a time\" -n 64\n"
                     "  synapse run -m ~/models/qwen2.5-0.5b/ -p \"Hello\" --temp 0 --mem-budget 60%\n"
-                    "  synapse run -m model.gguf -n 16 --trace-regions trace.jsonl && synapse trace trace.jsonl\n");
+                    "  synapse run -m model.gguf -n 16 --trace-regions trace.jsonl && synapse trace trace.jsonl\n"
+                    "  synapse run -m big.gguf -md small.gguf --draft-max 8 -p \"Hello\" --temp 0\n"
+                    "  synapse run -m model.gguf --lookup-ngram 3 -p \"a text that repeats itself\" --temp 0\n");
                 return [f] { return run(*f); };
               }}};
 

@@ -30,4 +30,19 @@ struct Register {
   explicit Register(Command c) { registry().push_back(std::move(c)); }
 };
 
+// llama.cpp's flags of several letters after one dash (-md): CLI11 takes one
+// letter there, so main() rewrites each registered alias to its long
+// option before parsing.
+struct DashAlias {
+  std::string alias;   // "-md"
+  std::string option;  // "--model-draft"
+};
+std::vector<DashAlias>& dash_aliases();
+
+struct RegisterDashAlias {
+  RegisterDashAlias(std::string alias, std::string option) {
+    dash_aliases().push_back({std::move(alias), std::move(option)});
+  }
+};
+
 }  // namespace synapse::cli

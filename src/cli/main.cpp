@@ -2,6 +2,8 @@
 #include <cstdio>
 #include <exception>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "cli/command.h"
 #include "synapse/error.h"
@@ -11,6 +13,27 @@ std::vector<Command>& registry() {
   static std::vector<Command> commands;
   return commands;
 }
+
+std::vector<DashAlias>& dash_aliases() {
+  static std::vector<DashAlias> aliases;
+  return aliases;
+}
+
+namespace {
+
+// argv with every registered dash alias (before a "--") spelled as its long
+// option.
+std::vector<std::string> expand_dash_aliases(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (std::string& arg : args) {
+    if (arg == "--") break;
+    for (const DashAlias& a : dash_aliases())
+      if (arg == a.alias) arg = a.option;
+  }
+  return args;
+}
+
+}  // namespace
 }  // namespace synapse::cli
 
 int main(int argc, char** argv) {
@@ -23,8 +46,11 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(c.name, c.summary);
     actions[sub] = c.setup(*sub);
   }
+  const std::vector<std::string> args = expand_dash_aliases(argc, argv);
+  std::vector<const char*> arg_ptrs;
+  for (const std::string& a : args) arg_ptrs.push_back(a.c_str());
   try {
-    app.parse(argc, argv);
+    app.parse(argc, arg_ptrs.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -27,7 +27,7 @@ Session::Session(const Model& model, SessionOptions options)
     : model_(model),
       kv_(model.graph, model.graph.bounds.at("max_ctx"), options.kv),
       scheduler_(model, options.kernels ? *options.kernels : reference_kernels(), options.accumulation,
-                 options.all_logits ? model.graph.bounds.at("chunk") : 1),
+                 options.all_logits ? model.graph.bounds.at("chunk") : options.logits_rows),
       memory_(admit_memory(model, scheduler_, kv_, options.memory)),
       vocab_(vocabulary_of(model.graph)),
       positions_(static_cast<size_t>(scheduler_.chunk())) {
@@ -37,6 +37,7 @@ Session::Session(const Model& model, SessionOptions options)
     if (std::get<ir::Output>(node.op).kind == ir::OutputKind::Logits)
       last_logits_.resize(static_cast<size_t>(model.graph.value(node.operands[0]).type.shape.back().size));
   }
+  last_rows_.resize(static_cast<size_t>(scheduler_.logits_rows()) * last_logits_.size());
   if (memory_.plan.paging) {
     std::vector<std::string> files;
     for (const auto& file : model.files) files.push_back(file->path());
@@ -110,6 +111,22 @@ std::vector<float> Session::eval_all(std::span<const int32_t> tokens) {
   run_chunks(tokens, 0, [&](std::span<const float> logits, size_t) { all.insert(all.end(), logits.begin(), logits.end()); });
   std::copy(all.end() - static_cast<std::ptrdiff_t>(last_logits_.size()), all.end(), last_logits_.begin());
   return all;
+}
+
+std::span<const float> Session::eval_last(std::span<const int32_t> tokens, int64_t rows) {
+  const auto count = static_cast<int64_t>(tokens.size());
+  if (rows < 1 || rows > count || rows > scheduler_.logits_rows() || count > chunk())
+    throw Error(ErrorKind::InvalidValue, "eval_last: " + std::to_string(rows) + " logits rows of " +
+                                             std::to_string(count) + " tokens; the session plans " +
+                                             std::to_string(scheduler_.logits_rows()) + " rows, chunks of " +
+                                             std::to_string(chunk()));
+  const size_t size = static_cast<size_t>(rows) * last_logits_.size();
+  run_chunks(tokens, rows, [&](std::span<const float> logits, size_t) {
+    std::copy(logits.end() - static_cast<std::ptrdiff_t>(size), logits.end(), last_rows_.begin());
+  });
+  std::copy(last_rows_.begin() + static_cast<std::ptrdiff_t>(size - last_logits_.size()),
+            last_rows_.begin() + static_cast<std::ptrdiff_t>(size), last_logits_.begin());
+  return std::span<const float>(last_rows_).first(size);
 }
 
 void Session::reset() { rewind(0); }

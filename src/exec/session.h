@@ -25,6 +25,9 @@ struct SessionOptions {
   // Plan logits for every token of a step, as eval_all needs; otherwise
   // steps return the last token's row only, and buffers hold one row.
   bool all_logits = false;
+  // The logits rows eval_last can return: the last tokens of one step (a
+  // speculative verifier asks for one row per drafted token).
+  int64_t logits_rows = 1;
   // Kernels to bind regions to; null: the reference kernel for every region.
   std::shared_ptr<const KernelRegistry> kernels;
   // A memory budget; weights page in and out to stay within it.
@@ -50,6 +53,10 @@ class Session {
   // The same, returning every token's logits, [tokens, vocab]. Throws
   // Error(InvalidValue) unless the session was created with all_logits.
   std::vector<float> eval_all(std::span<const int32_t> tokens);
+  // The same, returning the logits of the last `rows` tokens, [rows, vocab],
+  // valid until the next call. Throws Error(InvalidValue) for rows outside
+  // [1, tokens] or past the session's logits_rows, or tokens past one chunk.
+  std::span<const float> eval_last(std::span<const int32_t> tokens, int64_t rows);
 
   // Makes the running eval throw Cancelled between regions; with no eval
   // running it does nothing (the next eval runs). Safe to call from another
@@ -92,6 +99,7 @@ class Session {
   uint64_t steps_ = 0;
   std::vector<int32_t> positions_;  // one chunk's positions
   std::vector<float> last_logits_;
+  std::vector<float> last_rows_;  // eval_last's rows, sized once
   // Marks an eval running (or not) and clears a cancellation, under
   // cancel_mutex_ so that a cancel() racing the end of an eval cannot
   // outlive it.

@@ -7,7 +7,7 @@
 namespace synapse::cpu {
 
 DotKernel find_float_dot_kernel(Encoding encoding, CpuTarget target);   // F32, F16, BF16
-DotKernel find_legacy_dot_kernel(Encoding encoding, CpuTarget target);  // Q8_0, Q4_0
+DotKernel find_legacy_dot_kernel(Encoding encoding, CpuTarget target);  // Q8_0, Q4_0, Q5_0
 DotKernel find_kquant_dot_kernel(Encoding encoding, CpuTarget target);  // Q4_K, Q5_K, Q6_K
 
 }  // namespace synapse::cpu

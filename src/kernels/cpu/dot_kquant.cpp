@@ -163,17 +163,28 @@ DotKernel find_kquant_dot_kernel(Encoding encoding, CpuTarget target) {
     case CpuTarget::Avx512Vnni: set = &kquant::kVnniTiles; break;
   }
   if (!set) return {};
-  const kquant::Panels* panels = target == CpuTarget::Avx512Vnni ? &kquant::kVnniPanels : nullptr;
+  const bool vnni = target == CpuTarget::Avx512Vnni;
+  const kquant::Panels* panels = vnni ? &kquant::kVnniPanels : nullptr;
+  const kquant::Matvecs* matvecs = vnni ? &kquant::kVnniMatvecs : nullptr;
+  const auto kernel = [&](DotTile tile, DotTile panel, DotRows matvec) {
+    DotKernel k{ActivationFormat::Q8K, tile, panel};
+    if (matvecs) {
+      k.matvec = matvec;
+      k.matvec_rows = matvecs->rows;
+    }
+    return k;
+  };
   switch (encoding) {
-    case Encoding::Q4_K: return {ActivationFormat::Q8K, set->q4_k, panels ? panels->q4_k : nullptr};
-    case Encoding::Q5_K: return {ActivationFormat::Q8K, set->q5_k};
+    case Encoding::Q4_K:
+      return kernel(set->q4_k, panels ? panels->q4_k : nullptr, matvecs ? matvecs->q4_k : nullptr);
+    case Encoding::Q5_K: return kernel(set->q5_k, nullptr, matvecs ? matvecs->q5_k : nullptr);
     case Encoding::Q6_K: {
       // The Q6_K tiles stay ahead of its panel below about 20 tokens
       // (bench/kernels kquant-prefill: 91 against 81 GMAC/s at 16, 89
       // against 92 at 20, 90 against 114 at 32).
-      DotKernel kernel{ActivationFormat::Q8K, set->q6_k, panels ? panels->q6_k : nullptr};
-      kernel.panel_min_tokens = kQ6KPanelMinTokens;
-      return kernel;
+      DotKernel q6_k = kernel(set->q6_k, panels ? panels->q6_k : nullptr, matvecs ? matvecs->q6_k : nullptr);
+      q6_k.panel_min_tokens = kQ6KPanelMinTokens;
+      return q6_k;
     }
     default: return {};
   }

@@ -42,5 +42,11 @@ extern const Tiles kAvx2Tiles, kVnniTiles;
 // The panels that go with the VNNI tiles (dot_kquant_panel_vnni.cpp).
 struct Panels { DotTile q4_k, q6_k; };
 extern const Panels kVnniPanels;
+// The matrix-vector kernels for one token (dot_kquant_matvec_vnni.cpp).
+struct Matvecs {
+  DotRows q4_k, q5_k, q6_k;
+  int rows;
+};
+extern const Matvecs kVnniMatvecs;
 
 }  // namespace synapse::cpu::kquant

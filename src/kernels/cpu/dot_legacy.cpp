@@ -1,5 +1,5 @@
-// Dot kernels of the legacy block encodings: Q8_0 and Q4_0 weights against
-// Q8 activations. The portable tile lives here; the SIMD tiles live in the
+// Dot kernels of the legacy block encodings: Q8_0, Q4_0 and Q5_0 weights
+// against Q8 activations. The portable tile lives here; the SIMD tiles live in the
 // per-target translation units declared in dot_legacy_tiles.h.
 #include <cstring>
 
@@ -36,6 +36,20 @@ IntBlock read_q4_0(const uint8_t* bytes) {
   return out;
 }
 
+IntBlock read_q5_0(const uint8_t* bytes) {
+  const auto& block = *reinterpret_cast<const blocks::Q5_0*>(bytes);
+  constexpr int kHalf = blocks::kLegacyElems / 2;
+  uint32_t high;
+  std::memcpy(&high, block.qh, sizeof(high));
+  IntBlock out;
+  out.d = block.d.get();
+  for (int j = 0; j < kHalf; ++j) {
+    out.q[j] = static_cast<int8_t>(((block.qs[j] & 0x0f) | ((high >> j) & 1) << 4) - 16);
+    out.q[j + kHalf] = static_cast<int8_t>(((block.qs[j] >> 4) | ((high >> (j + kHalf)) & 1) << 4) - 16);
+  }
+  return out;
+}
+
 // Every (row, token) pair owns one accumulator updated with the same
 // statements in block order, so the tile shape never changes its float.
 template <class Block, IntBlock (*read)(const uint8_t*)>
@@ -60,30 +74,41 @@ void scalar_tile(const uint8_t* w, uint64_t w_stride, int rows, const uint8_t* x
     for (int r = 0; r < rows; ++r) y[t * y_stride + r] = acc[r][t];
 }
 
-DotTile tile_for(bool q8_0, CpuTarget target) {
+DotTile tile_for(Encoding encoding, CpuTarget target) {
+  const legacy::Tiles* set = nullptr;
   switch (target) {
-    case CpuTarget::Scalar: return q8_0 ? scalar_tile<blocks::Q8_0, read_q8_0> : scalar_tile<blocks::Q4_0, read_q4_0>;
-    case CpuTarget::Avx2: return q8_0 ? legacy::kAvx2Tiles.q8_0 : legacy::kAvx2Tiles.q4_0;
+    case CpuTarget::Scalar: {
+      static constexpr legacy::Tiles kScalar{scalar_tile<blocks::Q8_0, read_q8_0>, scalar_tile<blocks::Q4_0, read_q4_0>,
+                                             scalar_tile<blocks::Q5_0, read_q5_0>};
+      set = &kScalar;
+      break;
+    }
+    case CpuTarget::Avx2: set = &legacy::kAvx2Tiles; break;
     case CpuTarget::Avx512: return nullptr;  // the AVX2 tile serves; VNNI is what int8 dots gain from
-    case CpuTarget::Avx512Vnni: return q8_0 ? legacy::kVnniTiles.q8_0 : legacy::kVnniTiles.q4_0;
+    case CpuTarget::Avx512Vnni: set = &legacy::kVnniTiles; break;
   }
-  return nullptr;
+  if (!set) return nullptr;
+  switch (encoding) {
+    case Encoding::Q8_0: return set->q8_0;
+    case Encoding::Q4_0: return set->q4_0;
+    case Encoding::Q5_0: return set->q5_0;
+    default: return nullptr;
+  }
 }
 
 }  // namespace
 
 DotKernel find_legacy_dot_kernel(Encoding encoding, CpuTarget target) {
-  if (encoding != Encoding::Q8_0 && encoding != Encoding::Q4_0) return {};
-  const bool q8_0 = encoding == Encoding::Q8_0;
-  DotTile tile = tile_for(q8_0, target);
+  const DotTile tile = tile_for(encoding, target);
   if (!tile) return {};
   DotKernel kernel{ActivationFormat::Q8, tile};
-  if (target == CpuTarget::Avx512Vnni) {
+  // Q5_0 (the fallback of k-quant files for rows that are not whole
+  // super-blocks) has tiles only.
+  if (target == CpuTarget::Avx512Vnni && encoding != Encoding::Q5_0) {
+    const bool q8_0 = encoding == Encoding::Q8_0;
     kernel.panel = q8_0 ? legacy::kVnniPanels.q8_0 : legacy::kVnniPanels.q4_0;
-    if (q8_0) {
-      kernel.matvec = legacy::kVnniMatvecQ8_0;
-      kernel.matvec_rows = legacy::kVnniMatvecRows;
-    }
+    kernel.matvec = q8_0 ? legacy::kVnniMatvecs.q8_0 : legacy::kVnniMatvecs.q4_0;
+    kernel.matvec_rows = legacy::kVnniMatvecs.rows;
   }
   return kernel;
 }

@@ -1,4 +1,4 @@
-// AVX2 tiles: Q8_0 and Q4_0 weights against Q8 activations.
+// AVX2 tiles: Q8_0, Q4_0 and Q5_0 weights against Q8 activations.
 //
 // A block's integer dot is exact in int32, so the order in which its 32
 // products are summed does not matter: per token, the four rows' sums are
@@ -65,6 +65,26 @@ struct Q4_0Weights {
   }
 };
 
+// Q5_0 levels q in [0, 31] (a nibble and a fifth bit from qh) are unsigned
+// too; their -16 offset comes off as 16 * (sum of the activation block).
+struct Q5_0Weights {
+  static constexpr uint64_t kBlockBytes = 22;
+  static constexpr int kActSumWeight = 16;
+  using Block = Q4_0Weights::Block;
+  static Block load(const uint8_t* block) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 6));
+    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
+    // Byte i takes bit i of the 32 qh bits: byte i / 8 of qh, masked.
+    const __m256i qh = _mm256_shuffle_epi8(_mm256_set1_epi32(load_i32(block + 2)),
+                                           _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202,
+                                                              0x0303030303030303));
+    const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
+    const __m256i fifth = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, bit), bit), _mm256_set1_epi8(16));
+    return {_mm256_or_si256(_mm256_and_si256(both, _mm256_set1_epi8(0x0f)), fifth)};
+  }
+  static __m256i dot(const Block& w, __m256i x) { return Q4_0Weights::dot(w, x); }
+};
+
 // The tile for exactly kTokens tokens (tile_for_tokens picks it).
 template <class Weights>
 struct Tile {
@@ -103,6 +123,7 @@ struct Tile {
 
 }  // namespace
 
-const Tiles kAvx2Tiles = {tile_for_tokens<Tile<Q8_0Weights>>, tile_for_tokens<Tile<Q4_0Weights>>};
+const Tiles kAvx2Tiles = {tile_for_tokens<Tile<Q8_0Weights>>, tile_for_tokens<Tile<Q4_0Weights>>,
+                          tile_for_tokens<Tile<Q5_0Weights>>};
 
 }  // namespace synapse::cpu::legacy

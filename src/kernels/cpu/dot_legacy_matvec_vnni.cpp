@@ -1,6 +1,7 @@
-// AVX-512 VNNI matrix-vector product over Q8_0 weights (decode): eight rows
-// per pass, two blocks per step, with everything that depends only on the
-// activation row prepared once per call.
+// AVX-512 VNNI matrix-vector products over Q8_0 and Q4_0 weights (decode):
+// eight rows per pass, two Q8_0 (four Q4_0) blocks per step, with
+// everything that depends only on the activation row prepared once per
+// call.
 //
 // The tiles (dot_legacy_vnni.cpp) spend most of their instructions on
 // reading scales and on horizontal sums, not on products; a decode step
@@ -13,6 +14,10 @@
 // four. The activation side (the two blocks' qs side by side, the -128 *
 // sum offset that undoes the weights' +128, the two block scales) is laid
 // out per step before the rows are walked.
+//
+// Q4_0 likewise: a 64-byte and an 8-byte load hold four blocks of a row, a
+// word permute lines their qs up in the register's four quarters, whose low
+// and high nibbles go against the activation blocks' two halves.
 //
 // Batch invariance: each (row, block) gets its exact int32 sum and then
 // acc = fma(dw * dx, sum, acc) block after block from 0, as in the tiles
@@ -32,6 +37,7 @@
 
 #include "kernels/cpu/dot_legacy_simd.h"
 #include "kernels/cpu/dot_legacy_tiles.h"
+#include "kernels/cpu/matvec_prefetch.h"
 #include "kernels/cpu/simd_helpers.h"
 
 namespace synapse::cpu::legacy {
@@ -43,8 +49,6 @@ constexpr uint64_t kPairBytes = 2 * kQ8_0BlockBytes;
 // Steps whose activation side is prepared at a time (the columns of a
 // 16384-wide row); longer rows go chunk by chunk, the accumulators kept in y.
 constexpr int64_t kChunkSteps = 256;
-// Rows up to this long get software prefetches (see pass()).
-constexpr uint64_t kShortRowBytes = 4096;
 
 // The activation side of one step (blocks b and b + 1).
 struct alignas(64) StepActivations {
@@ -155,17 +159,10 @@ template <bool kLone>
 // lone block when `lone_last`; acc carries the rows' sums across chunks.
 __m256 pass(const uint8_t* row, uint64_t w_stride, const StepActivations* act, int64_t steps, bool lone_last,
             __m256 acc, const Constants& c) {
-  // Short rows (a 896-wide Q8_0 row is 952 bytes) are too short for the
-  // hardware prefetcher to get ahead of eight interleaved streams, so each
-  // step also prefetches its share of the next pass's rows, in address
-  // order. Long rows stream well on their own, and there the prefetches
-  // only cost instructions.
-  const uint8_t* next = row + kPassRows * w_stride;
-  const uint64_t ahead_per_step = w_stride <= kShortRowBytes ? (kPassRows * w_stride + steps - 1) / steps : 0;
+  const NextPassPrefetch prefetch(row, w_stride, kPassRows, steps);
   const int64_t full = lone_last ? steps - 1 : steps;
   for (int64_t s = 0; s < full; ++s) {
-    const char* ahead = reinterpret_cast<const char*>(next + s * ahead_per_step);
-    for (uint64_t b = 0; b < ahead_per_step; b += 64) _mm_prefetch(ahead + b, _MM_HINT_T2);
+    prefetch.step(s);
     acc = step<false>(row + s * kPairBytes, w_stride, act[s], acc, c);
   }
   if (lone_last) acc = step<true>(row + full * kPairBytes, w_stride, act[full], acc, c);
@@ -190,9 +187,146 @@ void matvec_q8_0(const uint8_t* w, uint64_t w_stride, int64_t rows, const uint8_
   }
 }
 
+
+// ---- Q4_0: four blocks (72 bytes) of each row per step.
+
+constexpr uint64_t kQ4_0BlockBytes = 18;
+constexpr uint64_t kQuadBytes = 4 * kQ4_0BlockBytes;
+constexpr int64_t kQuadChunkSteps = 64;  // 8192 columns
+
+// The activation side of one step (blocks 4s to 4s + 3).
+struct alignas(64) QuadActivations {
+  int8_t low[64];      // block k's elements 0-15 in quarter k
+  int8_t high[64];     // its elements 16-31
+  int32_t offset[16];  // -8 * block k's sum in lane 4k: Q4_0 levels are q - 8
+  float dx[2][16];     // the scales of blocks 0 and 1 (then 2 and 3), each in 8 lanes
+};
+
+// Lays out steps [s0, s0 + count) of the activation row x; blocks past the
+// row's end stay zero.
+void prepare_quads(const uint8_t* x, int64_t blocks, int64_t s0, int64_t count, QuadActivations* out) {
+  for (int64_t s = 0; s < count; ++s) {
+    QuadActivations& step = out[s];
+    std::memset(&step, 0, sizeof(step));
+    for (int k = 0; k < 4; ++k) {
+      const int64_t b = 4 * (s0 + s) + k;
+      if (b >= blocks) break;
+      const uint8_t* block = x + b * kActBlockBytes;
+      std::memcpy(step.low + 16 * k, block + kActQsOffset, 16);
+      std::memcpy(step.high + 16 * k, block + kActQsOffset + 16, 16);
+      step.offset[4 * k] = -(load_i32(block + kActSumOffset) * 8);
+      for (int i = 0; i < 8; ++i) step.dx[k / 2][8 * (k % 2) + i] = load_f32(block);
+    }
+  }
+}
+
+// Word indices for _mm512_permutex2var_epi16 (bit 5 picks the second
+// source): pick(g, i) for word i of each group g of eight.
+__m512i word_groups(int16_t (*pick)(int group, int i)) {
+  alignas(64) int16_t idx[32];
+  for (int g = 0; g < 4; ++g)
+    for (int i = 0; i < 8; ++i) idx[8 * g + i] = pick(g, i);
+  return _mm512_load_si512(idx);
+}
+
+struct QuadConstants {
+  // Block k's qs (words 9k + 1 to 9k + 8 of the step; words 32-35 are the
+  // 8-byte load's) in quarter k.
+  __m512i qs_lineup = word_groups([](int k, int i) { return static_cast<int16_t>(9 * k + 1 + i); });
+  // A tree gathering the blocks' fp16 scales (word 9k) of eight rows into
+  // words 8k + r: two rows, then four, then eight.
+  __m512i scale_pair = word_groups([](int k, int i) { return static_cast<int16_t>(i == 0 ? 9 * k : i == 1 ? 32 + 9 * k : 0); });
+  __m512i scale_quad = word_groups([](int k, int i) { return static_cast<int16_t>(i < 2 ? 8 * k + i : 32 + 8 * k + i - 2); });
+  __m512i scale_oct = word_groups([](int k, int i) { return static_cast<int16_t>(i < 4 ? 8 * k + i : 32 + 8 * k + i - 4); });
+  // Qwords of two quarter sums A (rows 0-3), B (rows 4-7): [blocks 0, 1]
+  // and [blocks 2, 3], each block's rows 0-7 in eight lanes.
+  __m512i first_blocks = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+  __m512i last_blocks = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+  __m512i low4 = _mm512_set1_epi8(0x0f);
+};
+
+// One step of kBlocks <= 4 blocks of eight rows (row r at p + r * w_stride)
+// against `a`, added to acc; fewer than four blocks (the row's end) are
+// read with a masked load, as the matrix may end there.
+template <int kBlocks>
+[[gnu::always_inline]] inline __m256 quad_step(const uint8_t* p, uint64_t w_stride, const QuadActivations& a,
+                                               __m256 acc, const QuadConstants& c) {
+  const __m512i x_low = _mm512_load_si512(a.low);
+  const __m512i x_high = _mm512_load_si512(a.high);
+  const __m512i offset = _mm512_load_si512(a.offset);
+  __m512i raw[kPassRows], partial[kPassRows];
+  for (int r = 0; r < kPassRows; ++r) {
+    const uint8_t* row = p + r * w_stride;
+    __m512i tail = _mm512_setzero_si512();
+    if constexpr (kBlocks == 4) {
+      raw[r] = _mm512_loadu_si512(row);
+      tail = _mm512_castsi128_si512(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + 64)));
+    } else {
+      raw[r] = _mm512_maskz_loadu_epi8((__mmask64{1} << (kBlocks * kQ4_0BlockBytes)) - 1, row);
+    }
+    const __m512i packed = _mm512_permutex2var_epi16(raw[r], c.qs_lineup, tail);
+    const __m512i low = _mm512_and_si512(packed, c.low4);
+    const __m512i high = _mm512_and_si512(_mm512_srli_epi16(packed, 4), c.low4);
+    partial[r] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(offset, low, x_low), high, x_high);
+  }
+  const __m512i a4 = quarter_sums({partial[0], partial[1], partial[2], partial[3]});
+  const __m512i b4 = quarter_sums({partial[4], partial[5], partial[6], partial[7]});
+  const __m512 sums01 = _mm512_cvtepi32_ps(_mm512_permutex2var_epi64(a4, c.first_blocks, b4));
+  const __m512 sums23 = _mm512_cvtepi32_ps(_mm512_permutex2var_epi64(a4, c.last_blocks, b4));
+  __m512i pairs[4];
+  for (int i = 0; i < 4; ++i) pairs[i] = _mm512_permutex2var_epi16(raw[2 * i], c.scale_pair, raw[2 * i + 1]);
+  const __m512i scales = _mm512_permutex2var_epi16(_mm512_permutex2var_epi16(pairs[0], c.scale_quad, pairs[1]),
+                                                   c.scale_oct,
+                                                   _mm512_permutex2var_epi16(pairs[2], c.scale_quad, pairs[3]));
+  const __m512 dwdx01 = _mm512_mul_ps(_mm512_cvtph_ps(_mm512_castsi512_si256(scales)), _mm512_load_ps(a.dx[0]));
+  const __m512 dwdx23 = _mm512_mul_ps(_mm512_cvtph_ps(_mm512_extracti64x4_epi64(scales, 1)), _mm512_load_ps(a.dx[1]));
+  acc = _mm256_fmadd_ps(_mm512_castps512_ps256(dwdx01), _mm512_castps512_ps256(sums01), acc);
+  if constexpr (kBlocks > 1)
+    acc = _mm256_fmadd_ps(_mm512_extractf32x8_ps(dwdx01, 1), _mm512_extractf32x8_ps(sums01, 1), acc);
+  if constexpr (kBlocks > 2)
+    acc = _mm256_fmadd_ps(_mm512_castps512_ps256(dwdx23), _mm512_castps512_ps256(sums23), acc);
+  if constexpr (kBlocks > 3)
+    acc = _mm256_fmadd_ps(_mm512_extractf32x8_ps(dwdx23, 1), _mm512_extractf32x8_ps(sums23, 1), acc);
+  return acc;
+}
+
+// Eight rows from `row` against steps [0, steps) of act, the last one of
+// last_blocks blocks; acc carries the rows' sums across chunks.
+__m256 quad_pass(const uint8_t* row, uint64_t w_stride, const QuadActivations* act, int64_t steps, int last_blocks,
+                 __m256 acc, const QuadConstants& c) {
+  const NextPassPrefetch prefetch(row, w_stride, kPassRows, steps);
+  const int64_t full = last_blocks == 4 ? steps : steps - 1;
+  for (int64_t s = 0; s < full; ++s) {
+    prefetch.step(s);
+    acc = quad_step<4>(row + s * kQuadBytes, w_stride, act[s], acc, c);
+  }
+  const uint8_t* last = row + full * kQuadBytes;
+  switch (last_blocks) {
+    case 1: return quad_step<1>(last, w_stride, act[full], acc, c);
+    case 2: return quad_step<2>(last, w_stride, act[full], acc, c);
+    case 3: return quad_step<3>(last, w_stride, act[full], acc, c);
+    default: return acc;
+  }
+}
+
+void matvec_q4_0(const uint8_t* w, uint64_t w_stride, int64_t rows, const uint8_t* x, int64_t n, float* y) {
+  const QuadConstants c;
+  const int64_t blocks = n / kBlockElems;
+  const int64_t steps = (blocks + 3) / 4;
+  alignas(64) QuadActivations act[kQuadChunkSteps];
+  for (int64_t s0 = 0; s0 < steps; s0 += kQuadChunkSteps) {
+    const int64_t count = std::min(kQuadChunkSteps, steps - s0);
+    const int last_blocks = s0 + count == steps && blocks % 4 != 0 ? static_cast<int>(blocks % 4) : 4;
+    prepare_quads(x, blocks, s0, count, act);
+    for (int64_t r = 0; r + kPassRows <= rows; r += kPassRows) {
+      const __m256 acc = s0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(y + r);
+      _mm256_storeu_ps(y + r, quad_pass(w + r * w_stride + s0 * kQuadBytes, w_stride, act, count, last_blocks, acc, c));
+    }
+  }
+}
+
 }  // namespace
 
-const DotRows kVnniMatvecQ8_0 = matvec_q8_0;
-const int kVnniMatvecRows = kPassRows;
+const Matvecs kVnniMatvecs = {matvec_q8_0, matvec_q4_0, kPassRows};
 
 }  // namespace synapse::cpu::legacy

@@ -152,6 +152,6 @@ struct LegacyPanel {
 
 }  // namespace
 
-const Tiles kVnniPanels = {run_panel<LegacyPanel<Q8_0Groups>>, run_panel<LegacyPanel<Q4_0Groups>>};
+const Panels kVnniPanels = {run_panel<LegacyPanel<Q8_0Groups>>, run_panel<LegacyPanel<Q4_0Groups>>};
 
 }  // namespace synapse::cpu::legacy

@@ -12,10 +12,15 @@ namespace synapse::cpu::legacy {
 
 // Each target's tiles: dot_legacy_avx2.cpp, dot_legacy_vnni.cpp; and
 // panels (DotKernel::panel): dot_legacy_panel_vnni.cpp.
-struct Tiles { DotTile q8_0, q4_0; };
-extern const Tiles kAvx2Tiles, kVnniTiles, kVnniPanels;
-// Q8_0 matrix-vector products (DotKernel::matvec): dot_legacy_matvec_vnni.cpp.
-extern const DotRows kVnniMatvecQ8_0;
-extern const int kVnniMatvecRows;
+struct Tiles { DotTile q8_0, q4_0, q5_0; };
+extern const Tiles kAvx2Tiles, kVnniTiles;
+struct Panels { DotTile q8_0, q4_0; };
+extern const Panels kVnniPanels;
+// Matrix-vector products (DotKernel::matvec): dot_legacy_matvec_vnni.cpp.
+struct Matvecs {
+  DotRows q8_0, q4_0;
+  int rows;
+};
+extern const Matvecs kVnniMatvecs;
 
 }  // namespace synapse::cpu::legacy

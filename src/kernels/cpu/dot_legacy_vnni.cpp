@@ -1,7 +1,7 @@
-// AVX-512 VNNI tiles: Q8_0 and Q4_0 weights against Q8 activations.
+// AVX-512 VNNI tiles: Q8_0, Q4_0 and Q5_0 weights against Q8 activations.
 //
 // vpdpbusd multiplies unsigned by signed bytes, so the weights go in as
-// unsigned values with a known offset (Q4_0 nibbles as stored, Q8_0 values
+// unsigned values with a known offset (Q4_0 / Q5_0 levels as stored, Q8_0 values
 // plus 128) and the offset times the activation block's sum comes off the
 // exact int32 dot afterwards. A 512-bit register holds a weight block twice
 // against the blocks of two tokens (or, for one token, two consecutive
@@ -124,11 +124,13 @@ struct Q8_0Weights {
   static __m512i to_unsigned(__m512i q) { return _mm512_xor_si512(q, _mm512_set1_epi8(static_cast<char>(0x80))); }
 };
 
-// Q4_0 nibbles q in [0, 15] go in as stored; x = (q - 8) * d.
-struct Q4_0Weights {
-  static constexpr uint64_t kBlockBytes = 18;
-  static constexpr int kOffsetShift = 3;  // offset 8
+// Blocks whose levels start as the nibbles of 16 bytes at kQsOffset:
+// element j in the low nibble of byte j, j + 16 in the high one.
+template <uint64_t kQsOffset, uint64_t kBlockBytes>
+struct Nibbles {
+  // One block, in both halves.
   static __m512i load(const uint8_t* block) { return unpack(_mm512_broadcast_i32x4(load_packed(block))); }
+  // This block and the next: [block | next].
   static __m512i load_two(const uint8_t* block) {
     const __m256i both = _mm256_set_m128i(load_packed(block + kBlockBytes), load_packed(block));
     const __m512i quarters = _mm512_set_epi64(3, 2, 3, 2, 1, 0, 1, 0);
@@ -142,13 +144,47 @@ struct Q4_0Weights {
 
  private:
   static __m128i load_packed(const uint8_t* block) {
-    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + kWeightQsOffset));
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + kQsOffset));
   }
   // Packed bytes in quarters [a, a, b, b] to values [a low, a high, b low,
   // b high] nibbles: elements 0-15 and 16-31 of each block.
   static __m512i unpack(__m512i packed) {
     const __m512i shifts = _mm512_set_epi64(4, 4, 0, 0, 4, 4, 0, 0);
     return _mm512_and_si512(_mm512_srlv_epi64(packed, shifts), _mm512_set1_epi8(0x0f));
+  }
+};
+
+// Q4_0 nibbles q in [0, 15] go in as stored; x = (q - 8) * d.
+struct Q4_0Weights : Nibbles<2, 18> {
+  static constexpr uint64_t kBlockBytes = 18;
+  static constexpr int kOffsetShift = 3;  // offset 8
+};
+
+// Q5_0 levels q in [0, 31] (a nibble, and bit j of the 32 qh bits as the
+// fifth bit of element j) go in as stored; x = (q - 16) * d.
+struct Q5_0Weights {
+  static constexpr uint64_t kBlockBytes = 22;
+  static constexpr int kOffsetShift = 4;  // offset 16
+  using Levels = Nibbles<6, kBlockBytes>;
+  static __m512i load(const uint8_t* block) {
+    const uint64_t bits = fifth_bits(block);
+    return add_fifth_bits(Levels::load(block), bits | bits << 32);
+  }
+  static __m512i load_two(const uint8_t* block) {
+    return add_fifth_bits(Levels::load_two(block), fifth_bits(block) | fifth_bits(block + kBlockBytes) << 32);
+  }
+  static BlockHalves load_halves(const uint8_t* block) {
+    // Elements 0-15 (16-31) in every quarter: their 16 bits four times.
+    constexpr uint64_t kFourTimes = 0x0001000100010001;
+    const uint64_t bits = fifth_bits(block);
+    const BlockHalves nibbles = Levels::load_halves(block);
+    return {add_fifth_bits(nibbles.low, (bits & 0xffff) * kFourTimes), add_fifth_bits(nibbles.high, (bits >> 16) * kFourTimes)};
+  }
+
+ private:
+  static uint64_t fifth_bits(const uint8_t* block) { return static_cast<uint32_t>(load_i32(block + 2)); }
+  static __m512i add_fifth_bits(__m512i nibbles, uint64_t lanes) {
+    return _mm512_mask_add_epi8(nibbles, static_cast<__mmask64>(lanes), nibbles, _mm512_set1_epi8(16));
   }
 };
 
@@ -304,6 +340,7 @@ struct Tile {
 
 }  // namespace
 
-const Tiles kVnniTiles = {tile_for_tokens<Tile<Q8_0Weights>>, tile_for_tokens<Tile<Q4_0Weights>>};
+const Tiles kVnniTiles = {tile_for_tokens<Tile<Q8_0Weights>>, tile_for_tokens<Tile<Q4_0Weights>>,
+                          tile_for_tokens<Tile<Q5_0Weights>>};
 
 }  // namespace synapse::cpu::legacy

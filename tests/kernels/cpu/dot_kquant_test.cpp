@@ -25,6 +25,7 @@ namespace {
 using DotKquantKernel = target_test::PerCpuTarget;
 using DotKquantTile = target_test::PerCpuTarget;
 using DotKquantPanel = target_test::PerCpuTarget;
+using DotKquantMatvec = target_test::PerCpuTarget;
 
 constexpr int64_t kSuper = 256;
 constexpr Encoding kEncodings[] = {Encoding::Q4_K, Encoding::Q5_K, Encoding::Q6_K};
@@ -184,6 +185,21 @@ TEST_P(DotKquantPanel, EveryPairHasTheBitsOfTheTileAndNothingElseIsWritten) {
           dot_test::expect_panel_matches_tile(encoding, GetParam(), rows, tokens, n);
 }
 
+// One and several passes, rows of one super-block up to rows past the
+// matvec's prepared chunk (32 super-blocks), short rows (prefetching the
+// next pass) and long ones: every row has the tile's bits.
+TEST_P(DotKquantMatvec, EveryRowHasTheBitsOfTheTile) {
+  for (Encoding encoding : kEncodings) {
+    // The AVX-512 VNNI target has one for each of these encodings.
+    if (GetParam() == CpuTarget::Avx512Vnni) {
+      ASSERT_TRUE(find_dot_kernel(encoding, GetParam()).matvec);
+    }
+    for (int64_t rows : {8, 24})
+      for (int64_t n : {256, 512, 256 * 7, 256 * 32, 256 * 33, 256 * 70})
+        dot_test::expect_matvec_matches_tile(encoding, GetParam(), rows, n);
+  }
+}
+
 TEST_P(DotKquantTile, WritesOnlyItsRowsAndTokens) {
   for (Encoding encoding : kEncodings)
     dot_test::expect_tiles_write_only_their_outputs(encoding, GetParam(), make_operands(encoding, 512, Fill::Quantized, 5));
@@ -192,6 +208,7 @@ TEST_P(DotKquantTile, WritesOnlyItsRowsAndTokens) {
 SYNAPSE_PER_CPU_TARGET(DotKquantKernel);
 SYNAPSE_PER_CPU_TARGET(DotKquantTile);
 SYNAPSE_PER_CPU_TARGET(DotKquantPanel);
+SYNAPSE_PER_CPU_TARGET(DotKquantMatvec);
 
 }  // namespace
 }  // namespace synapse::cpu

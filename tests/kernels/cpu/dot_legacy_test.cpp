@@ -1,6 +1,7 @@
-// Q8_0 / Q4_0 dot tiles on each CPU target (a test per target): results
-// against a double-precision reference over the dequantized rows, and batch
-// invariance (a pair's float is the same bits whatever tile computes it).
+// Q8_0 / Q4_0 / Q5_0 dot tiles on each CPU target (a test per target):
+// results against a double-precision reference over the dequantized rows,
+// and batch invariance (a pair's float is the same bits whatever tile
+// computes it).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,7 +26,9 @@ using DotLegacyPanel = target_test::PerCpuTarget;
 using DotLegacyMatvec = target_test::PerCpuTarget;
 
 constexpr int kBlock = 32;
-constexpr Encoding kEncodings[] = {Encoding::Q8_0, Encoding::Q4_0};
+constexpr Encoding kEncodings[] = {Encoding::Q8_0, Encoding::Q4_0, Encoding::Q5_0};
+// The encodings with a panel and a matrix-vector kernel too.
+constexpr Encoding kFastEncodings[] = {Encoding::Q8_0, Encoding::Q4_0};
 
 using dot_test::Operands;
 
@@ -53,7 +56,7 @@ Operands make_operands(Encoding encoding, int64_t n, uint32_t seed) {
   return ops;
 }
 
-TEST(DotLegacyKernel, ServesQ8_0AndQ4_0WithQ8ActivationsOnEveryTarget) {
+TEST(DotLegacyKernel, ServesQ8_0Q4_0AndQ5_0WithQ8ActivationsOnEveryTarget) {
   for (Encoding encoding : kEncodings) {
     for (CpuTarget target : target_test::kCpuTargets) {
       const DotKernel kernel = best_dot_kernel(encoding, target);
@@ -79,13 +82,14 @@ TEST_P(DotLegacyTile, EveryTileShapeAndPositionGivesTheBitsOfASinglePair) {
 }
 
 TEST_P(DotLegacyTile, WritesOnlyItsRowsAndTokens) {
-  dot_test::expect_tiles_write_only_their_outputs(Encoding::Q4_0, GetParam(), make_operands(Encoding::Q4_0, 64, 5));
+  for (Encoding encoding : {Encoding::Q4_0, Encoding::Q5_0})
+    dot_test::expect_tiles_write_only_their_outputs(encoding, GetParam(), make_operands(encoding, 64, 5));
 }
 
 // Rows past a 32-row panel, token counts past its 6-token groups, blocks
 // past its 16-block chunks.
 TEST_P(DotLegacyPanel, EveryPairHasTheBitsOfTheTileAndNothingElseIsWritten) {
-  for (Encoding encoding : kEncodings) {
+  for (Encoding encoding : kFastEncodings) {
     for (auto [rows, tokens] : {std::pair{32, 6}, {1, 1}, {7, 13}, {17, 5}, {29, 20}})
       for (int64_t n : {64, 32 * 19})
         dot_test::expect_panel_matches_tile(encoding, GetParam(), rows, tokens, n);
@@ -95,10 +99,15 @@ TEST_P(DotLegacyPanel, EveryPairHasTheBitsOfTheTileAndNothingElseIsWritten) {
 // One and several passes; odd and even block counts; rows longer than the
 // activation steps the kernel prepares at a time (256 block pairs).
 TEST_P(DotLegacyMatvec, EveryRowHasTheBitsOfTheTile) {
-  for (Encoding encoding : kEncodings)
+  for (Encoding encoding : kFastEncodings) {
+    // The AVX-512 VNNI target has one for each of these encodings.
+    if (GetParam() == CpuTarget::Avx512Vnni) {
+      ASSERT_TRUE(find_dot_kernel(encoding, GetParam()).matvec);
+    }
     for (int64_t rows : {8, 24})
-      for (int64_t n : {32, 64, 32 * 19, 32 * 513, 32 * 1024})
+      for (int64_t n : {32, 64, 32 * 4, 32 * 6, 32 * 19, 32 * 513, 32 * 1024})
         dot_test::expect_matvec_matches_tile(encoding, GetParam(), rows, n);
+  }
 }
 
 TEST_P(DotLegacyTile, LeavesTheOutputAloneForShapesBeyondTheTile) {

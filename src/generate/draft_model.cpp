@@ -1,0 +1,67 @@
+#include "generate/draft_model.h"
+
+#include <algorithm>
+#include <string>
+
+#include "ir/sha256.h"
+#include "synapse/error.h"
+
+namespace synapse {
+namespace {
+
+// Each token's length, then its bytes: no two tables share an encoding.
+ir::Sha256Digest table_digest(const Vocabulary& vocab) {
+  ir::Sha256 hash;
+  for (const std::string& token : vocab.tokens) {
+    hash.update(std::to_string(token.size()) + ':');
+    hash.update(token);
+  }
+  return hash.finish();
+}
+
+int32_t argmax(std::span<const float> row) {
+  return static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+}
+
+}  // namespace
+
+void require_same_vocabulary(const Vocabulary& target, const Vocabulary& draft) {
+  if (table_digest(target) == table_digest(draft)) return;
+  const std::string prefix = "the draft model's vocabulary is not the target's: ";
+  const auto common = static_cast<size_t>(std::min(target.size(), draft.size()));
+  for (size_t id = 0; id < common; ++id)
+    if (target.tokens[id] != draft.tokens[id])
+      throw Error(ErrorKind::InvalidValue, prefix + "token " + std::to_string(id) + " is '" + target.tokens[id] +
+                                               "' in the target and '" + draft.tokens[id] + "' in the draft");
+  throw Error(ErrorKind::InvalidValue, prefix + "the target has " + std::to_string(target.size()) +
+                                           " tokens, the draft " + std::to_string(draft.size()));
+}
+
+ModelDrafter::ModelDrafter(const Model& model, exec::SessionOptions options) : session_(model, std::move(options)) {}
+
+std::vector<int32_t> ModelDrafter::draft(std::span<const int32_t> context, int max) {
+  if (max < 1 || context.empty()) return {};
+  // Keep the KV of the longest evaluated prefix of the context, but always
+  // evaluate at least its last token: its logits give the first draft.
+  const auto same = static_cast<size_t>(
+      std::mismatch(evaluated_.begin(), evaluated_.end(), context.begin(), context.end()).first - evaluated_.begin());
+  const size_t keep = std::min(same, context.size() - 1);
+  session_.rewind(static_cast<int64_t>(keep));
+  evaluated_.resize(keep);
+  // Drafts that would not fit the draft's context are not proposed.
+  const int64_t room = session_.max_ctx() - static_cast<int64_t>(context.size());
+  if (room < 0) return {};
+  const int count = static_cast<int>(std::min<int64_t>(max, room + 1));
+  std::span<const float> logits = session_.eval(context.subspan(keep));
+  evaluated_.insert(evaluated_.end(), context.begin() + static_cast<std::ptrdiff_t>(keep), context.end());
+  std::vector<int32_t> drafts;
+  while (true) {
+    drafts.push_back(argmax(logits));
+    if (static_cast<int>(drafts.size()) == count) break;
+    logits = session_.eval(std::span<const int32_t>(&drafts.back(), 1));
+    evaluated_.push_back(drafts.back());
+  }
+  return drafts;
+}
+
+}  // namespace synapse
