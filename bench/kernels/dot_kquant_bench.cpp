@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "encoding/encoding.h"
 #include "kernels/cpu/activation.h"
 #include "kernels/cpu/cpu_target.h"
 #include "kernels/cpu/dot_kernel.h"
-#include "kernels/encoding/encoding.h"
 
 namespace synapse::cpu {
 namespace {
@@ -71,7 +71,7 @@ const bool kRegistered = [] {
         for (bool use_panel : {false, true}) {
           if (use_panel && !find_dot_kernel(encoding, target).panel) continue;
           const std::string name = std::string("kquant-prefill/") +
-                                   encoding_info(static_cast<uint32_t>(encoding)).name + "/" + to_string(target) +
+                                   encoding_info(encoding).name + "/" + to_string(target) +
                                    (use_panel ? "/panel" : "/tiles") + "/tokens:" + std::to_string(tokens);
           benchmark::RegisterBenchmark(name.c_str(), bm_prefill, encoding, target, use_panel, tokens);
         }

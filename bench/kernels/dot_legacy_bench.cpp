@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "encoding/encoding.h"
 #include "kernels/cpu/dot_kernel.h"
-#include "kernels/encoding/encoding.h"
 
 namespace synapse::cpu {
 namespace {
@@ -67,7 +67,7 @@ const int kRegistered = [] {
       for (int tokens : {kPanelMinTokens, 64, 512}) {
         for (bool use_panel : {false, true}) {
           if (use_panel && !kernel.panel) continue;
-          const std::string name = std::string("legacy-prefill/") + find_encoding(static_cast<uint32_t>(encoding))->name +
+          const std::string name = std::string("legacy-prefill/") + encoding_info(encoding).name +
                                    "/" + to_string(target) + "/" + (use_panel ? "panel" : "tiles") +
                                    "/tokens:" + std::to_string(tokens);
           benchmark::RegisterBenchmark(name.c_str(), prefill, encoding, target, use_panel, tokens);

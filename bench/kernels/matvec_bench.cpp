@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "kernels/cpu/dot_kernel.h"
-#include "kernels/encoding/encoding.h"
+#include "encoding/encoding.h"
 
 namespace synapse::cpu {
 namespace {
@@ -78,7 +78,7 @@ const int kRegistered = [] {
       if (!find_dot_kernel(encoding, target).tile) continue;
       for (const MatrixCase& shape : kCases) {
         for (int tokens : {1, kMaxTileTokens}) {
-          const std::string name = std::string("matvec/") + find_encoding(static_cast<uint32_t>(encoding))->name + "/" +
+          const std::string name = std::string("matvec/") + encoding_info(encoding).name + "/" +
                                    to_string(target) + "/" + shape.name + "/tokens:" + std::to_string(tokens);
           benchmark::RegisterBenchmark(name.c_str(), matvec, encoding, target, shape, tokens);
         }

@@ -7,8 +7,8 @@
 
 #include "cli/command.h"
 #include "cli/model_path.h"
+#include "encoding/encoding.h"
 #include "format/gguf_reader.h"
-#include "kernels/encoding/encoding.h"
 
 namespace synapse::cli {
 namespace {
@@ -53,11 +53,6 @@ json value_to_json(const GgufValue& v) {
   }
 }
 
-std::string encoding_name(uint32_t id) {
-  auto e = find_encoding(id);
-  return e ? e->name : "unknown(" + std::to_string(id) + ")";
-}
-
 // Keys are shown without the "tokenizer.ggml." prefix.
 constexpr size_t kTokenizerPrefix = sizeof("tokenizer.ggml.") - 1;
 
@@ -99,7 +94,7 @@ json summarize(const GgufFile& f) {
   for (const auto& t : f.tensors()) {
     tensors.push_back({{"name", t.name},
                        {"shape", t.dims},
-                       {"encoding", encoding_name(t.encoding)},
+                       {"encoding", encoding_info(t.encoding).name},
                        {"bytes", t.n_bytes},
                        {"offset", f.data_offset() + t.offset}});
     bytes += t.n_bytes;

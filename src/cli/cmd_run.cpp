@@ -155,7 +155,7 @@ std::unique_ptr<Drafter> make_drafter(const RunFlags& f, const Model& target, co
   draft_options.all_logits = false;
   draft_options.logits_rows = 1;
   draft_options.memory = {};
-  return std::make_unique<ModelDrafter>(*draft_model, draft_options);
+  return std::make_unique<ModelDrafter>(*draft_model, draft_options, sampling_params(f.sampling));
 }
 
 void print_speculative_stats(const SpeculativeStats& stats, size_t generated) {
@@ -285,7 +285,7 @@ Register reg{{"run", "Generate tokens from a prompt through the region scheduler
                 app.add_option("--dump-logits", f->dump_logits, "write float32 logits rows per position");
                 app.add_option("--trace-regions", f->trace_regions, "write the region trace (JSONL)");
                 app.add_option("--model-draft", f->model_draft,
-                               "(-md) draft model for speculative decoding (same vocabulary; greedy, --temp 0)")
+                               "(-md) draft model for speculative decoding (same vocabulary)")
                     ->check(CLI::ExistingPath);
                 app.add_option("--draft-max", f->draft_max, "tokens drafted per target pass")->check(CLI::Range(1, 256));
                 app.add_option("--draft-min", f->draft_min, "fewer drafted tokens are not verified")
@@ -298,7 +298,7 @@ Register reg{{"run", "Generate tokens from a prompt through the region scheduler
                     "  synapse run -m model.gguf -p \"Once upon a time\" -n 64\n"
                     "  synapse run -m ~/models/qwen2.5-0.5b/ -p \"Hello\" --temp 0 --mem-budget 60%\n"
                     "  synapse run -m model.gguf -n 16 --trace-regions trace.jsonl && synapse trace trace.jsonl\n"
-                    "  synapse run -m big.gguf -md small.gguf --draft-max 8 -p \"Hello\" --temp 0\n"
+                    "  synapse run -m big.gguf -md small.gguf --draft-max 8 -p \"Hello\"\n"
                     "  synapse run -m model.gguf --lookup-ngram 3 -p \"a text that repeats itself\" --temp 0\n");
                 return [f] { return run(*f); };
               }}};

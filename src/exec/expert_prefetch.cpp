@@ -5,7 +5,7 @@
 #include <numeric>
 #include <variant>
 
-#include "kernels/encoding/encoding.h"
+#include "encoding/encoding.h"
 
 namespace synapse::exec {
 namespace {

@@ -36,7 +36,7 @@ KvState::KvState(const ir::Graph& graph, int64_t max_ctx, KvLayout layout)
   for (Encoding e : {layout.k, layout.v})
     if (e != Encoding::F32 && e != Encoding::F16 && e != Encoding::Q8_0)
       throw Error(ErrorKind::InvalidValue, "the KV cache stores f32, f16 or q8_0, not " +
-                                               std::string(encoding_info(static_cast<uint32_t>(e)).name));
+                                               std::string(encoding_info(e).name));
   std::vector<Encoding> encodings(graph.slots.size(), layout.k);
   std::vector<int64_t> head_dims(graph.slots.size(), 0);
   for (const ir::Node& node : graph.nodes)
@@ -49,7 +49,7 @@ KvState::KvState(const ir::Graph& graph, int64_t max_ctx, KvLayout layout)
     Slot slot;
     slot.width = graph.slots[s].type.shape.back().size;
     slot.encoding = encodings[s];
-    const EncodingInfo info = encoding_info(static_cast<uint32_t>(slot.encoding));
+    const EncodingInfo info = encoding_info(slot.encoding);
     if (slot.width % info.block_elems != 0 || head_dims[s] % info.block_elems != 0)
       throw Error(ErrorKind::InvalidValue, "a " + std::string(info.name) + " KV cache needs rows and heads of whole " +
                                                std::to_string(info.block_elems) + "-element blocks; slot " +

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "encoding/encoding.h"
 #include "ir/graph.h"
-#include "kernels/encoding/encoding.h"
 #include "kernels/ref/attention.h"
 #include "memory/memory_budget.h"
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <map>
 
-#include "kernels/encoding/encoding.h"
+#include "encoding/encoding.h"
 #include "synapse/error.h"
 
 namespace synapse::exec {
@@ -14,7 +14,7 @@ namespace {
 
 // The encoding holding most of a region's weight bytes ("q8_0", "f32", ...).
 std::string main_encoding(const ir::Graph& graph, const ir::Region& region) {
-  std::map<uint32_t, uint64_t> bytes;
+  std::map<Encoding, uint64_t> bytes;
   for (ir::TensorId id : region.boundary.weights) {
     const auto& w = graph.weight(id);
     bytes[w.encoding] += w.length;
@@ -23,8 +23,7 @@ std::string main_encoding(const ir::Graph& graph, const ir::Region& region) {
   auto best = bytes.begin();
   for (auto it = bytes.begin(); it != bytes.end(); ++it)
     if (it->second > best->second) best = it;
-  auto info = find_encoding(best->first);
-  return info ? info->name : "unknown";
+  return encoding_info(best->first).name;
 }
 
 }  // namespace

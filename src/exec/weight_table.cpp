@@ -37,7 +37,7 @@ WeightTable::WeightTable(const Model& model) {
   for (uint32_t i = 0; i < graph.weights.size(); ++i) {
     const ir::WeightDescriptor& d = graph.weights[i];
     const std::span<const uint8_t> data = model.weight_bytes(ir::TensorId{i});
-    const auto encoding = static_cast<Encoding>(d.encoding);
+    const auto encoding = d.encoding;
     bytes_[i] = data.size();
     const int64_t rows = d.shape.size() == 2 ? d.shape[0] : 1;
     const int64_t cols = d.shape.empty() ? 0 : d.shape.back();

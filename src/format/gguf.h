@@ -11,6 +11,8 @@
 #include <variant>
 #include <vector>
 
+#include "encoding/encoding.h"
+
 namespace synapse {
 
 // Value type ids as stored in the file.
@@ -98,7 +100,7 @@ inline constexpr int kGgufMaxDims = 4;
 struct GgufTensorInfo {
   std::string name;
   std::vector<uint64_t> dims;  // ne[0] first: the contiguous (row) dimension
-  uint32_t encoding = 0;       // raw ggml type id
+  Encoding encoding = Encoding::F32;  // a known ggml type (the reader rejects others)
   uint64_t offset = 0;         // relative to the start of the data section
   uint64_t n_bytes = 0;        // derived from dims and encoding
   uint64_t n_elements() const;

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <set>
 
-#include "kernels/encoding/encoding.h"
+#include "encoding/encoding.h"
 #include "synapse/error.h"
 
 namespace synapse {
@@ -204,10 +204,10 @@ class GgufParser {
       n *= ne;
       t.dims.push_back(ne);
     }
-    t.encoding = read<uint32_t>("tensor type");
-    auto info = find_encoding(t.encoding);
-    if (!info)
-      throw fail(ErrorKind::UnknownEncoding, "unknown tensor encoding id " + std::to_string(t.encoding));
+    const uint32_t encoding_id = read<uint32_t>("tensor type");
+    auto info = find_encoding(encoding_id);
+    if (!info) throw fail(ErrorKind::UnknownEncoding, "unknown tensor encoding id " + std::to_string(encoding_id));
+    t.encoding = info->id;
     if (t.dims[0] % info->block_elems != 0)
       throw fail(ErrorKind::InvalidValue, "row length " + std::to_string(t.dims[0]) +
                                               " is not a multiple of the " + info->name +

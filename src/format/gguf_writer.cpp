@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "kernels/encoding/encoding.h"
+#include "encoding/encoding.h"
 #include "synapse/error.h"
 
 namespace synapse {
@@ -69,7 +69,7 @@ Error io_error(const std::string& what, const std::string& path) {
 
 }  // namespace
 
-void GgufWriter::add_tensor(const std::string& name, std::vector<uint64_t> dims, uint32_t encoding,
+void GgufWriter::add_tensor(const std::string& name, std::vector<uint64_t> dims, Encoding encoding,
                             Producer produce) {
   for (const auto& p : tensors_)
     if (p.info.name == name)
@@ -84,7 +84,7 @@ void GgufWriter::add_tensor(const std::string& name, std::vector<uint64_t> dims,
     rows *= dims[i];
   }
   if (dims[0] == 0) throw Error(ErrorKind::InvalidValue, "bad tensor dimension", Error::kNoOffset, name);
-  uint64_t row = row_bytes(static_cast<Encoding>(encoding), dims[0]);
+  uint64_t row = row_bytes(encoding, dims[0]);
   if (rows > UINT64_MAX / row)
     throw Error(ErrorKind::Overflow, "tensor byte size overflows", Error::kNoOffset, name);
   Pending p;
@@ -97,7 +97,7 @@ void GgufWriter::add_tensor(const std::string& name, std::vector<uint64_t> dims,
 }
 
 void GgufWriter::add_tensor_bytes(const std::string& name, std::vector<uint64_t> dims,
-                                  uint32_t encoding, std::vector<uint8_t> bytes) {
+                                  Encoding encoding, std::vector<uint8_t> bytes) {
   auto shared = std::make_shared<std::vector<uint8_t>>(std::move(bytes));
   add_tensor(name, std::move(dims), encoding, [shared, name](uint8_t* dst, uint64_t n) {
     if (n != shared->size())
@@ -136,7 +136,7 @@ void GgufWriter::write(const std::string& path,
     h.put_string(p.info.name);
     h.put<uint32_t>(static_cast<uint32_t>(p.info.dims.size()));
     for (uint64_t d : p.info.dims) h.put<uint64_t>(d);
-    h.put<uint32_t>(p.info.encoding);
+    h.put<uint32_t>(static_cast<uint32_t>(p.info.encoding));
     h.put<uint64_t>(data_size);
     data_size = align_up(data_size + p.info.n_bytes, alignment);
   }

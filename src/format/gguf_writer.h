@@ -24,10 +24,10 @@ class GgufWriter {
 
   // Declares a tensor. Its byte size is derived from dims and encoding.
   // Throws DuplicateTensor, UnknownEncoding, InvalidValue.
-  void add_tensor(const std::string& name, std::vector<uint64_t> dims, uint32_t encoding,
+  void add_tensor(const std::string& name, std::vector<uint64_t> dims, Encoding encoding,
                   Producer produce);
   // Convenience: a tensor whose bytes are already in memory (copied).
-  void add_tensor_bytes(const std::string& name, std::vector<uint64_t> dims, uint32_t encoding,
+  void add_tensor_bytes(const std::string& name, std::vector<uint64_t> dims, Encoding encoding,
                         std::vector<uint8_t> bytes);
 
   // Writes the file. `progress`, if set, is called after each tensor with

@@ -9,7 +9,7 @@
 #include <numeric>
 #include <random>
 
-#include "kernels/encoding/encoding.h"
+#include "encoding/encoding.h"
 
 namespace synapse {
 namespace {
@@ -52,13 +52,12 @@ std::string size_label(uint64_t bytes) {
 // The encoding holding the most weight bytes, upper case as llama.cpp
 // names file types ("Q8_0", "F32").
 std::string dominant_encoding(const ir::Graph& graph) {
-  std::map<uint32_t, uint64_t> bytes;
+  std::map<Encoding, uint64_t> bytes;
   for (const auto& w : graph.weights) bytes[w.encoding] += w.length;
   if (bytes.empty()) return "?";
   const auto top = std::max_element(bytes.begin(), bytes.end(),
                                     [](const auto& a, const auto& b) { return a.second < b.second; });
-  const auto info = find_encoding(top->first);
-  std::string name = info ? info->name : "type" + std::to_string(top->first);
+  std::string name = encoding_info(top->first).name;
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
   return name;
 }

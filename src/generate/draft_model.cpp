@@ -37,9 +37,21 @@ void require_same_vocabulary(const Vocabulary& target, const Vocabulary& draft) 
                                            " tokens, the draft " + std::to_string(draft.size()));
 }
 
-ModelDrafter::ModelDrafter(const Model& model, exec::SessionOptions options) : session_(model, std::move(options)) {}
+ModelDrafter::ModelDrafter(const Model& model, exec::SessionOptions options, const SamplingParams& sampling)
+    : session_(model, std::move(options)) {
+  if (sampling.temp <= 0) return;
+  SamplingParams draft = sampling;
+  draft.repeat_penalty = 1.0f;
+  draft.frequency_penalty = 0.0f;
+  draft.presence_penalty = 0.0f;
+  draft.repeat_last_n = 0;
+  // Its own random sequence, reproducible where the target's is.
+  if (draft.seed) *draft.seed += 1;
+  sampler_.emplace(draft, static_cast<int32_t>(session_.vocab()));
+}
 
 std::vector<int32_t> ModelDrafter::draft(std::span<const int32_t> context, int max) {
+  q_ = {};
   if (max < 1 || context.empty()) return {};
   // Keep the KV of the longest evaluated prefix of the context, but always
   // evaluate at least its last token: its logits give the first draft.
@@ -54,13 +66,22 @@ std::vector<int32_t> ModelDrafter::draft(std::span<const int32_t> context, int m
   const int count = static_cast<int>(std::min<int64_t>(max, room + 1));
   std::span<const float> logits = session_.eval(context.subspan(keep));
   evaluated_.insert(evaluated_.end(), context.begin() + static_cast<std::ptrdiff_t>(keep), context.end());
+  const size_t vocab = static_cast<size_t>(session_.vocab());
+  if (sampler_ && rows_.size() < static_cast<size_t>(count) * vocab) rows_.resize(static_cast<size_t>(count) * vocab);
   std::vector<int32_t> drafts;
   while (true) {
-    drafts.push_back(argmax(logits));
+    if (sampler_) {
+      const std::span<float> q = std::span<float>(rows_).subspan(drafts.size() * vocab, vocab);
+      sampler_->distribution(logits, q);
+      drafts.push_back(sampler_->draw_from(q));
+    } else {
+      drafts.push_back(argmax(logits));
+    }
     if (static_cast<int>(drafts.size()) == count) break;
     logits = session_.eval(std::span<const int32_t>(&drafts.back(), 1));
     evaluated_.push_back(drafts.back());
   }
+  if (sampler_) q_ = std::span<const float>(rows_).first(drafts.size() * vocab);
   return drafts;
 }
 

@@ -82,6 +82,46 @@ int32_t Sampler::sample(std::span<const float> logits) {
   return draw();
 }
 
+void Sampler::distribution(std::span<const float> logits, std::span<float> p) {
+  if (p.size() != static_cast<size_t>(n_vocab_))
+    throw Error(ErrorKind::InvalidValue, "sampling: a distribution row needs one entry per vocabulary token");
+  load_candidates(logits);
+  std::fill(p.begin(), p.end(), 0.0f);
+  if (params_.temp <= 0.0f) {
+    p[static_cast<size_t>(greedy_pick())] = 1.0f;
+    return;
+  }
+  apply_top_k();
+  apply_top_p();
+  apply_min_p();
+  apply_temperature();
+  float max_logit = candidates_[0].logit;
+  for (size_t i = 1; i < n_candidates_; ++i) max_logit = std::max(max_logit, candidates_[i].logit);
+  double total = 0.0;
+  for (size_t i = 0; i < n_candidates_; ++i) total += std::exp(static_cast<double>(candidates_[i].logit - max_logit));
+  for (size_t i = 0; i < n_candidates_; ++i)
+    p[static_cast<size_t>(candidates_[i].id)] =
+        static_cast<float>(std::exp(static_cast<double>(candidates_[i].logit - max_logit)) / total);
+}
+
+double Sampler::uniform() { return uniform_unit(rng_); }
+
+int32_t Sampler::draw_from(std::span<const float> weights) {
+  double total = 0.0;
+  for (float w : weights) total += w;
+  if (!(total > 0.0)) throw Error(ErrorKind::InvalidValue, "sampling: nothing to draw from");
+  const double target = total * uniform_unit(rng_);
+  double cumulative = 0.0;
+  int32_t last_possible = 0;
+  for (size_t i = 0; i < weights.size(); ++i) {
+    if (weights[i] <= 0.0f) continue;
+    cumulative += weights[i];
+    last_possible = static_cast<int32_t>(i);
+    if (cumulative >= target) return last_possible;
+  }
+  return last_possible;  // rounding left target out of reach
+}
+
 void Sampler::accept(int32_t token) {
   if (token < 0 || token >= n_vocab_) {
     throw Error(ErrorKind::InvalidValue, "sampling: accepted token " + std::to_string(token) +

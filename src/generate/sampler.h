@@ -46,6 +46,16 @@ class Sampler {
   // Records an emitted (or prompt) token for the repetition penalties.
   void accept(int32_t token);
 
+  // For speculative sampling. The distribution sample() draws from for this
+  // row (after the penalties, top-k, top-p, min-p and temperature), as
+  // p[id] for every id; greedy puts all of it on its pick.
+  void distribution(std::span<const float> logits, std::span<float> p);
+  // A uniform draw in [0, 1) from the sampler's random sequence.
+  double uniform();
+  // A token drawn with probability proportional to weights[id] (>= 0, not
+  // all 0).
+  int32_t draw_from(std::span<const float> weights);
+
   // Forgets accepted tokens and restarts the random sequence: from the same
   // seed when one was given, from a fresh random seed otherwise.
   void reset();

@@ -31,11 +31,55 @@ std::vector<int32_t> NgramDrafter::draft(std::span<const int32_t> context, int m
   return {};
 }
 
+namespace {
+
+// The target's choice at one row of a pass: a draft that stands, or its own.
+struct Choice {
+  int32_t token;
+  bool draft_stands;
+};
+
+// Chooses the token at a row given the draft there (none past the drafts).
+class Verifier {
+ public:
+  Verifier(Sampler& sampler, size_t vocab) : sampler_(sampler), vocab_(vocab) {
+    if (sampler.params().temp > 0) {
+      p_.resize(vocab);
+      residual_.resize(vocab);
+    }
+  }
+
+  Choice choose(std::span<const float> row, const int32_t* draft, std::span<const float> q) {
+    if (!draft) return {sampler_.sample(row), false};
+    if (sampler_.params().temp <= 0) {
+      const int32_t token = sampler_.sample(row);
+      return {token, token == *draft};
+    }
+    sampler_.distribution(row, p_);
+    const auto d = static_cast<size_t>(*draft);
+    const float q_draft = q.empty() ? 1.0f : q[d];
+    if (sampler_.uniform() * q_draft < p_[d]) return {*draft, true};
+    double left = 0.0;
+    for (size_t j = 0; j < vocab_; ++j) {
+      const float q_j = q.empty() ? (j == d ? 1.0f : 0.0f) : q[j];
+      residual_[j] = std::max(0.0f, p_[j] - q_j);
+      left += residual_[j];
+    }
+    // Rounding alone can leave nothing where p and q agree: p itself then.
+    return {sampler_.draw_from(left > 0.0 ? residual_ : p_), false};
+  }
+
+ private:
+  Sampler& sampler_;
+  size_t vocab_;
+  std::vector<float> p_, residual_;
+};
+
+}  // namespace
+
 std::vector<int32_t> generate_speculative(exec::Session& session, Sampler& sampler, std::span<const int32_t> prompt,
                                           const GenerationOptions& options, Drafter& drafter,
                                           const SpeculativeOptions& speculative, SpeculativeStats& stats) {
-  if (sampler.params().temp > 0)
-    throw Error(ErrorKind::Unsupported, "speculative decoding verifies greedy choices only: use --temp 0");
   if (options.on_logits) throw Error(ErrorKind::Unsupported, "speculative decoding does not dump logits");
   if (speculative.draft_max < 1 || speculative.draft_min < 0 || speculative.draft_min > speculative.draft_max)
     throw Error(ErrorKind::Usage, "--draft-max must be at least 1 and --draft-min within [0, draft-max]");
@@ -59,6 +103,7 @@ std::vector<int32_t> generate_speculative(exec::Session& session, Sampler& sampl
   std::vector<int32_t> batch;
   batch.reserve(static_cast<size_t>(speculative.draft_max) + 1);
   const size_t vocab = static_cast<size_t>(session.vocab());
+  Verifier verifier(sampler, vocab);
   while (static_cast<int64_t>(out.size()) < limit) {
     // Room for the drafts and the token after them, within -n and the context.
     const int64_t left = limit - static_cast<int64_t>(out.size());
@@ -74,17 +119,20 @@ std::vector<int32_t> generate_speculative(exec::Session& session, Sampler& sampl
     ++stats.target_passes;
     stats.drafted += static_cast<int64_t>(drafts.size());
     // Row i is the target's logits after batch[0..i]; drafts[i] stands while
-    // it is the target's own choice there.
+    // the target's choice there keeps it.
+    const std::span<const float> q = drafts.empty() ? std::span<const float>() : drafter.draft_distributions();
     size_t kept = 0;
     bool stop = false;
     for (size_t i = 0; i < batch.size(); ++i) {
-      const int32_t token = sampler.sample(rows.subspan(i * vocab, vocab));
-      sampler.accept(token);
-      out.push_back(token);
-      context.push_back(token);
-      if (options.on_token) options.on_token(token);
-      stop = is_stop(token) || static_cast<int64_t>(out.size()) >= limit;
-      if (stop || i == drafts.size() || token != drafts[i]) break;
+      const int32_t* draft = i < drafts.size() ? &drafts[i] : nullptr;
+      const Choice choice =
+          verifier.choose(rows.subspan(i * vocab, vocab), draft, q.empty() ? q : q.subspan(i * vocab, vocab));
+      sampler.accept(choice.token);
+      out.push_back(choice.token);
+      context.push_back(choice.token);
+      if (options.on_token) options.on_token(choice.token);
+      stop = is_stop(choice.token) || static_cast<int64_t>(out.size()) >= limit;
+      if (stop || !choice.draft_stands) break;
       ++kept;
     }
     stats.accepted += static_cast<int64_t>(kept);

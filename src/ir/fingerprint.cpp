@@ -18,7 +18,7 @@ class CanonicalEncoder {
     for (const Value& value : graph.values) type(value.type);
     count(graph.weights.size());
     for (const WeightDescriptor& weight : graph.weights) {
-      u32(weight.encoding);
+      u32(static_cast<uint32_t>(weight.encoding));  // the ggml type id
       count(weight.shape.size());
       for (int64_t extent : weight.shape) u64(static_cast<uint64_t>(extent));
     }

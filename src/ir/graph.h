@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "encoding/encoding.h"
 #include "ir/attributes.h"
 #include "ir/ids.h"
 #include "ir/ir_types.h"
@@ -31,7 +32,7 @@ struct WeightDescriptor {
   uint32_t file = 0;  // index into the model's source files
   uint64_t offset = 0;
   uint64_t length = 0;
-  uint32_t encoding = 0;  // ggml type id
+  Encoding encoding = Encoding::F32;
   std::vector<int64_t> shape;
 };
 

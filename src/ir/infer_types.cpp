@@ -81,7 +81,7 @@ class OpRules {
     require(w.shape == std::vector<int64_t>{length}, VerifyError::OperandShape,
             "weight " + w.name + " must have shape [" + std::to_string(length) + "]");
     require(is_float(dtype_of_encoding(w.encoding)), VerifyError::OperandDType,
-            "weight " + w.name + " must be plain float, has encoding " + std::to_string(w.encoding));
+            "weight " + w.name + " must be plain float, has encoding " + encoding_info(w.encoding).name);
   }
   static ValueType with_last_dim(ValueType type, int64_t size) {
     type.shape.back() = Dim::fixed(size);

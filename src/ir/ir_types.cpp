@@ -2,14 +2,6 @@
 
 namespace synapse::ir {
 
-// ggml type ids (ggml.h): only the plain ones map to a dtype of their own.
-namespace ggml_type {
-constexpr uint32_t kF32 = 0;
-constexpr uint32_t kF16 = 1;
-constexpr uint32_t kI32 = 26;
-constexpr uint32_t kBF16 = 30;
-}  // namespace ggml_type
-
 const char* to_string(DType dtype) {
   switch (dtype) {
     case DType::F32: return "f32";
@@ -23,12 +15,13 @@ const char* to_string(DType dtype) {
 
 bool is_float(DType dtype) { return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16; }
 
-DType dtype_of_encoding(uint32_t encoding) {
+// Only the plain encodings map to a dtype of their own.
+DType dtype_of_encoding(Encoding encoding) {
   switch (encoding) {
-    case ggml_type::kF32: return DType::F32;
-    case ggml_type::kF16: return DType::F16;
-    case ggml_type::kI32: return DType::I32;
-    case ggml_type::kBF16: return DType::BF16;
+    case Encoding::F32: return DType::F32;
+    case Encoding::F16: return DType::F16;
+    case Encoding::I32: return DType::I32;
+    case Encoding::BF16: return DType::BF16;
     default: return DType::Encoded;
   }
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "encoding/encoding.h"
 #include "ir/ids.h"
 
 namespace synapse::ir {
@@ -15,8 +16,8 @@ enum class DType : uint8_t { F32, F16, BF16, I32, Encoded };
 
 const char* to_string(DType dtype);
 bool is_float(DType dtype);  // F32, F16 or BF16
-// The dtype of a weight stored with ggml type `encoding`.
-DType dtype_of_encoding(uint32_t encoding);
+// The dtype of a weight stored in `encoding`.
+DType dtype_of_encoding(Encoding encoding);
 
 // A dimension is either fixed (size >= 1) or symbolic: `Tokens[1..chunk]`
 // has symbol "Tokens", lower 1 and bound "chunk". The bound is a name; its

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <variant>
 
-#include "kernels/encoding/encoding.h"
+#include "encoding/encoding.h"
 #include "memory/memory_budget.h"
 #include "synapse/error.h"
 
@@ -15,7 +15,7 @@ namespace {
 bool is_matrix(const ir::WeightDescriptor& d) { return d.shape.size() == 2; }
 
 uint64_t row_stride_of(const ir::WeightDescriptor& d) {
-  return row_bytes(static_cast<Encoding>(d.encoding), static_cast<uint64_t>(d.shape[1]));
+  return row_bytes(d.encoding, static_cast<uint64_t>(d.shape[1]));
 }
 
 std::vector<bool> embedding_tables(const ir::Graph& graph) {

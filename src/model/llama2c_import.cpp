@@ -3,7 +3,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "kernels/encoding/encoding.h"
+#include "encoding/encoding.h"
 #include "model/dense_builder.h"
 #include "synapse/error.h"
 
@@ -65,7 +65,7 @@ class Llama2cLayout {
     uint64_t elements = 1;
     for (int64_t d : shape) elements = checked_mul(elements, static_cast<uint64_t>(d));
     ir::WeightDescriptor d{name, 0, offset_, reserve(name, checked_mul(elements, sizeof(float))),
-                           static_cast<uint32_t>(Encoding::F32), shape};
+                           Encoding::F32, shape};
     table_.add(std::move(d));
   }
   // Advances past bytes we do not use (the legacy RoPE tables).

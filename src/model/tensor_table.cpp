@@ -1,6 +1,6 @@
 #include "model/tensor_table.h"
 
-#include "kernels/encoding/encoding.h"
+#include "encoding/encoding.h"
 #include "synapse/error.h"
 
 namespace synapse {
@@ -30,13 +30,11 @@ const ir::WeightDescriptor& TensorTable::require(const std::string& name, const 
     throw Error(ErrorKind::InvalidValue,
                 "tensor '" + name + "' has shape " + to_string(d.shape) + ", expected " + to_string(shape),
                 Error::kNoOffset, name);
-  const auto encoding = find_encoding(d.encoding);
-  if (!encoding || !encoding->has_codec)
+  const EncodingInfo encoding = encoding_info(d.encoding);
+  if (!encoding.has_codec)
     throw Error(ErrorKind::UnknownEncoding,
-                "tensor '" + name + "' has encoding " +
-                    (encoding ? std::string(encoding->name) : "id " + std::to_string(d.encoding)) +
-                    ", which has no decoder",
-                Error::kNoOffset, name);
+                "tensor '" + name + "' has encoding " + encoding.name + ", which has no decoder", Error::kNoOffset,
+                name);
   return d;
 }
 

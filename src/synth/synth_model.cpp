@@ -64,7 +64,7 @@ void synth_model(const SynthOptions& opts, const std::string& path,
   for (const synth::TensorSpec& t : synth::arch_tensors(arch, shape)) {
     const Encoding e = synth::choose_encoding(type, t, shape, opts.pure);
     writer.add_tensor(
-        t.name, t.dims, static_cast<uint32_t>(e),
+        t.name, t.dims, e,
         [t, e, shape, seed = opts.seed, threads = opts.threads](uint8_t* dst, uint64_t n_bytes) {
           synth::fill_tensor(dst, n_bytes, t, e, shape, seed, threads);
         });

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/encoding/encoding.h"
+#include "encoding/encoding.h"
 #include "synth/synth_arch.h"
 
 namespace synapse::synth {

@@ -36,7 +36,7 @@ constexpr SynthType kTypes[] = {
     {"q6_k", kMostlyQ6_K, Encoding::Q6_K},   {"q4_k_m", kMostlyQ4_K_M, Encoding::Q4_K},
 };
 
-uint32_t block_elems(Encoding e) { return encoding_info(static_cast<uint32_t>(e)).block_elems; }
+uint32_t block_elems(Encoding e) { return encoding_info(e).block_elems; }
 
 // llama.cpp spends more bits on the first and last eighth of the layers and
 // on every third layer in between.

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/encoding/encoding.h"
+#include "encoding/encoding.h"
 #include "synth/synth_arch.h"
 
 namespace synapse::synth {

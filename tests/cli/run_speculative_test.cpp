@@ -3,6 +3,7 @@
 // draft of another vocabulary.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -27,9 +28,10 @@ class RunSpeculative : public ::testing::Test {
     opts.n_vocab = 300;
     synth_model(opts, other_vocab_);
   }
+  // Greedy unless flags set --temp.
   test::CommandResult run(std::vector<std::string> flags, bool with_stderr = false) {
-    std::vector<std::string> args{"run", "-m", target_, "--tokens", "1 2 3 2 3", "-n", "12", "--temp", "0",
-                                  "--ignore-eos", "--ids"};
+    std::vector<std::string> args{"run", "-m", target_, "--tokens", "1 2 3 2 3", "-n", "12", "--ignore-eos", "--ids"};
+    if (std::find(flags.begin(), flags.end(), "--temp") == flags.end()) flags.insert(flags.end(), {"--temp", "0"});
     args.insert(args.end(), flags.begin(), flags.end());
     return test::run_synapse(args, with_stderr);
   }
@@ -59,8 +61,9 @@ TEST_F(RunSpeculative, ADraftOfAnotherVocabularyIsRefused) {
   EXPECT_NE(r.out.find("vocabulary"), std::string::npos) << r.out;
 }
 
-TEST_F(RunSpeculative, SamplingWithDraftsAndBothDraftersAreErrors) {
-  EXPECT_NE(run({"--lookup-ngram", "2", "--temp", "0.7"}, true).exit_code, 0);
+TEST_F(RunSpeculative, SamplingWithDraftsRunsAndBothDraftersAreAnError) {
+  EXPECT_EQ(run({"--lookup-ngram", "2", "--temp", "0.7", "--seed", "3"}, true).exit_code, 0);
+  EXPECT_EQ(run({"-md", draft_, "--temp", "0.7", "--seed", "3"}, true).exit_code, 0);
   EXPECT_EQ(run({"-md", draft_, "--lookup-ngram", "2"}, true).exit_code, 2);
   EXPECT_EQ(run({"--draft-max", "0", "--lookup-ngram", "2"}, true).exit_code, 2);
 }

@@ -135,7 +135,7 @@ ir::Graph policy_graph() {
   const ValueId ids = b.add_input(EntryKind::TokenIds);
   b.add_input(EntryKind::Positions);
   const auto weight = [&](const char* name, std::vector<int64_t> shape) {
-    return b.add_weight(WeightDescriptor{name, 0, 0, 4, 0, std::move(shape)});
+    return b.add_weight(WeightDescriptor{name, 0, 0, 4, Encoding::F32, std::move(shape)});
   };
   const TensorId table = weight("token_embd", {10, 4}), policy_w = weight("policy", {1, 4}),
                  mlp_w = weight("mlp", {4, 4}), norm = weight("output_norm", {4}), out = weight("output", {10, 4});

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "encoding/fp16.h"
 #include "exec/kv_state.h"
 #include "ir/tiny_graphs.h"
-#include "kernels/encoding/fp16.h"
 #include "synapse/error.h"
 
 namespace synapse::exec {

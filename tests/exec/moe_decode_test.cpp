@@ -8,8 +8,8 @@
 #include <map>
 #include <vector>
 
+#include "encoding/encoding.h"
 #include "exec/session.h"
-#include "kernels/encoding/encoding.h"
 #include "model/model.h"
 #include "support/tiny_model.h"
 
@@ -54,7 +54,7 @@ TEST_P(MoeDecode, StepTouchesEmbeddingRowAttentionRoutersKExpertsAndLogits) {
   for (const ir::Node& node : graph.nodes)
     if (const auto* route = std::get_if<ir::TopKRoute>(&node.op)) k = route->k;
   const ir::WeightDescriptor& embd = weight_named(graph, "token_embd.weight");
-  uint64_t expected = row_bytes(static_cast<Encoding>(embd.encoding), static_cast<uint64_t>(embd.shape[1]));
+  uint64_t expected = row_bytes(embd.encoding, static_cast<uint64_t>(embd.shape[1]));
   uint64_t expert_bytes = 0;
   for (const ir::Region& region : graph.regions) {
     if (region.kind.tag == ir::RegionKindTag::Expert) {

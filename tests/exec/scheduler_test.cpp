@@ -72,7 +72,7 @@ TEST(ExecScheduler, MatchesInterpreterRegionByRegion) { expect_scheduler_matches
 TEST(ExecScheduler, MatchesInterpreterWithQ80WeightAndPlainAttention) {
   DenseConfig config;
   config.ffn = 32;  // Q8_0 rows hold whole blocks of 32
-  config.down_encoding = 8;
+  config.down_encoding = Encoding::Q8_0;
   config.kv_heads = 2;
   config.up_before_gate = true;
   expect_scheduler_matches_interpreter(config);

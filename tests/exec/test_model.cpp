@@ -4,7 +4,7 @@
 #include <fstream>
 #include <random>
 
-#include "kernels/encoding/encoding.h"
+#include "encoding/encoding.h"
 
 namespace synapse::exec::testing {
 
@@ -18,7 +18,7 @@ Model make_model(ir::Graph graph, uint32_t seed, const std::map<std::string, std
     std::vector<float> values(static_cast<size_t>(rows * cols));
     for (float& v : values) v = d.shape.size() == 1 ? 1.0f + 0.25f * unit(rng) : unit(rng);
     if (auto it = fixed.find(d.name); it != fixed.end()) values = it->second;
-    const auto encoding = static_cast<Encoding>(d.encoding);
+    const auto encoding = d.encoding;
     const uint64_t stride = row_bytes(encoding, static_cast<uint64_t>(cols));
     d.offset = (file.size() + 31) / 32 * 32;
     d.length = stride * static_cast<uint64_t>(rows);

@@ -7,9 +7,9 @@
 #include <iterator>
 #include <random>
 
+#include "encoding/encoding.h"
 #include "format/gguf_reader.h"
 #include "format/gguf_writer.h"
-#include "kernels/encoding/encoding.h"
 #include "support/temp_dir.h"
 #include "synapse/error.h"
 
@@ -28,11 +28,11 @@ std::vector<uint8_t> valid_file() {
   nested.elem = GgufType::Array;
   nested.arrays = {GgufArray::of(std::vector<int32_t>{1, 2, 3})};
   m.set("x.nested", nested);
-  w.add_tensor_bytes("token_embd.weight", {32, 5}, static_cast<uint32_t>(Encoding::F32),
+  w.add_tensor_bytes("token_embd.weight", {32, 5}, Encoding::F32,
                      std::vector<uint8_t>(32 * 5 * 4, 1));
-  w.add_tensor_bytes("blk.0.attn_q.weight", {32, 2}, static_cast<uint32_t>(Encoding::Q8_0),
+  w.add_tensor_bytes("blk.0.attn_q.weight", {32, 2}, Encoding::Q8_0,
                      std::vector<uint8_t>(2 * 34, 2));
-  w.add_tensor_bytes("output_norm.weight", {32}, static_cast<uint32_t>(Encoding::F32),
+  w.add_tensor_bytes("output_norm.weight", {32}, Encoding::F32,
                      std::vector<uint8_t>(32 * 4, 3));
   test::TempDir dir;
   w.write(dir.file("v.gguf"));

@@ -3,9 +3,9 @@
 #include <fstream>
 #include <iterator>
 
+#include "encoding/encoding.h"
 #include "format/gguf_reader.h"
 #include "format/gguf_writer.h"
-#include "kernels/encoding/encoding.h"
 #include "support/temp_dir.h"
 #include "synapse/error.h"
 
@@ -44,8 +44,8 @@ GgufWriter every_type_writer() {
   for (size_t i = 0; i < row.size(); ++i) row[i] = static_cast<float>(i) * 0.25f;
   std::vector<uint8_t> bytes(row.size() * 4);
   std::memcpy(bytes.data(), row.data(), bytes.size());
-  w.add_tensor_bytes("a.weight", {32, 2}, static_cast<uint32_t>(Encoding::F32), bytes);
-  w.add_tensor_bytes("b.weight", {7}, static_cast<uint32_t>(Encoding::F32),
+  w.add_tensor_bytes("a.weight", {32, 2}, Encoding::F32, bytes);
+  w.add_tensor_bytes("b.weight", {7}, Encoding::F32,
                      std::vector<uint8_t>(28, 0x3f));
   return w;
 }
@@ -123,7 +123,7 @@ TEST(GgufWriterTest, FailedWriteLeavesNoPartialFile) {
   test::TempDir dir;
   GgufWriter w;
   w.metadata().set("general.architecture", "llama");
-  w.add_tensor("t", {4}, static_cast<uint32_t>(Encoding::F32),
+  w.add_tensor("t", {4}, Encoding::F32,
                [](uint8_t*, uint64_t) { throw Error(ErrorKind::InvalidValue, "producer failed"); });
   EXPECT_THROW(w.write(dir.file("x.gguf")), Error);
   EXPECT_FALSE(std::filesystem::exists(dir.file("x.gguf")));
@@ -132,9 +132,9 @@ TEST(GgufWriterTest, FailedWriteLeavesNoPartialFile) {
 
 TEST(GgufWriterTest, RejectsDuplicateTensorNames) {
   GgufWriter w;
-  w.add_tensor_bytes("t", {1}, 0, std::vector<uint8_t>(4));
+  w.add_tensor_bytes("t", {1}, Encoding::F32, std::vector<uint8_t>(4));
   try {
-    w.add_tensor_bytes("t", {1}, 0, std::vector<uint8_t>(4));
+    w.add_tensor_bytes("t", {1}, Encoding::F32, std::vector<uint8_t>(4));
     FAIL();
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::DuplicateTensor);

@@ -35,7 +35,7 @@ TEST(IrBuilder, FinishVerifies) {
   GraphBuilder b(Dim::symbolic("Tokens", 1, "chunk"));
   b.bind("chunk", 8);
   const ValueId ids = b.add_input(EntryKind::TokenIds);
-  const TensorId table = b.add_weight({"token_embd", 0, 0, 320, 0, {10, 8}});
+  const TensorId table = b.add_weight({"token_embd", 0, 0, 320, Encoding::F32, {10, 8}});
   b.begin_region(RegionKind::embedding());
   const ValueId h = b.embedding(table, ids);
   b.end_region();
@@ -56,8 +56,8 @@ TEST(IrBuilder, FinishVerifies) {
 TEST(IrBuilder, IllTypedOpIsRejectedAtOnceAndLeavesTheBuilderUsable) {
   GraphBuilder b(Dim::fixed(1));
   const ValueId ids = b.add_input(EntryKind::TokenIds);
-  const TensorId table = b.add_weight({"token_embd", 0, 0, 320, 0, {10, 8}});
-  const TensorId wrong = b.add_weight({"w", 0, 320, 144, 0, {4, 9}});
+  const TensorId table = b.add_weight({"token_embd", 0, 0, 320, Encoding::F32, {10, 8}});
+  const TensorId wrong = b.add_weight({"w", 0, 320, 144, Encoding::F32, {4, 9}});
   b.begin_region(RegionKind::embedding());
   const ValueId h = b.embedding(table, ids);
   try {

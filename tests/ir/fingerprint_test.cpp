@@ -18,6 +18,14 @@ TEST(IrFingerprint, StableAndIndependentOfSessionSizes) {
   EXPECT_EQ(fingerprint_hex(build_dense(DenseConfig{.chunk = 512, .max_ctx = 4096})), base);
 }
 
+// Fingerprints name compiled plans and caches across versions: a change of
+// these values must come with a new kEncodingVersion.
+TEST(IrFingerprint, KnownValues) {
+  EXPECT_EQ(fingerprint_hex(build_dense()), "8ba773b380cb6d2a36be3202c76cb03ac018fa066f5e783b86b6bc2a4089a4a0");
+  EXPECT_EQ(fingerprint_hex(build_dense(DenseConfig{.down_encoding = Encoding::Q4_K})),
+            "2ceee3747f71cba08af168e7d341cfd30e988c52b7c87c882898281887ea748f");
+}
+
 TEST(IrFingerprint, IgnoresWhereTheBytesAreAndNames) {
   const std::string base = fingerprint_hex(build_dense());
   Graph moved = build_dense();
@@ -36,7 +44,7 @@ TEST(IrFingerprint, ChangesOnEverySemanticChange) {
   EXPECT_NE(fingerprint_hex(build_dense(DenseConfig{.theta = 500000.0f})), base);
   EXPECT_NE(fingerprint_hex(build_dense(DenseConfig{.heads = 4, .kv_heads = 2, .head_dim = 2})), base);
   EXPECT_NE(fingerprint_hex(build_dense(DenseConfig{.kv_heads = 2})), base);
-  EXPECT_NE(fingerprint_hex(build_dense(DenseConfig{.down_encoding = 8})), base);
+  EXPECT_NE(fingerprint_hex(build_dense(DenseConfig{.down_encoding = Encoding::Q8_0})), base);
   EXPECT_NE(fingerprint_hex(build_dense(DenseConfig{.up_before_gate = true})), base);
   EXPECT_NE(fingerprint_hex(build_dense(DenseConfig{.attention_accepts_holes = true})), base);
 

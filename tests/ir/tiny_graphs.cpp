@@ -5,8 +5,6 @@
 namespace synapse::ir::testing {
 namespace {
 
-constexpr uint32_t kF32 = 0;
-
 // A builder over one source file whose weights follow each other, F32 unless
 // told otherwise.
 class TinyModel {
@@ -18,7 +16,7 @@ class TinyModel {
     pos = named(b.add_input(EntryKind::Positions), "pos");
   }
 
-  TensorId weight(const std::string& name, std::vector<int64_t> shape, uint32_t encoding = kF32) {
+  TensorId weight(const std::string& name, std::vector<int64_t> shape, Encoding encoding = Encoding::F32) {
     uint64_t length = 4;
     for (int64_t extent : shape) length *= static_cast<uint64_t>(extent);
     WeightDescriptor descriptor{name, 0, next_offset_, length, encoding, std::move(shape)};

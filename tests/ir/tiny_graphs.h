@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "encoding/encoding.h"
 #include "ir/builder.h"
 #include "ir/graph.h"
 #include "ir/verify.h"
@@ -21,7 +22,7 @@ struct DenseConfig {
   int64_t vocab = 10;
   int64_t chunk = 4;
   int64_t max_ctx = 32;
-  uint32_t down_encoding = 0;  // ggml type of ffn_down
+  Encoding down_encoding = Encoding::F32;  // of ffn_down
   bool up_before_gate = false;
   bool attention_accepts_holes = false;
 };

@@ -70,7 +70,7 @@ TEST(IrVerifyGraph, WrongOperandCount) {
 
 TEST(IrVerifyGraph, EncodedNormWeightIsWrongDType) {
   Graph graph = build_dense();
-  graph.weights[weight_named(graph, "blk.0.attn_norm").index].encoding = 8;  // Q8_0
+  graph.weights[weight_named(graph, "blk.0.attn_norm").index].encoding = Encoding::Q8_0;
   EXPECT_EQ(verify_error(graph), VerifyError::OperandDType);
 }
 

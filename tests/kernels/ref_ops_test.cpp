@@ -5,7 +5,7 @@
 #include <random>
 #include <vector>
 
-#include "kernels/encoding/encoding.h"
+#include "encoding/encoding.h"
 #include "kernels/ref/attention.h"
 #include "kernels/ref/elementwise.h"
 #include "kernels/ref/linear.h"

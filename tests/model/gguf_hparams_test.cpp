@@ -52,7 +52,7 @@ TEST(ModelHparams, VocabularyFromEmbeddingRowsWithoutVocabSize) {
   GgufMetadata md = qwen3_metadata();
   md.erase("qwen3.vocab_size");
   TensorTable tensors;
-  tensors.add(ir::WeightDescriptor{"token_embd.weight", 0, 0, 4 * 777 * 256, 0, {777, 256}});
+  tensors.add(ir::WeightDescriptor{"token_embd.weight", 0, 0, 4 * 777 * 256, Encoding::F32, {777, 256}});
   EXPECT_EQ(read_dense_hparams(md, "qwen3", tensors).n_vocab, 777u);
   try {
     read_dense_hparams(md, "qwen3", {});

@@ -3,7 +3,7 @@
 
 #include <fstream>
 
-#include "kernels/encoding/encoding.h"
+#include "encoding/encoding.h"
 #include "model/model.h"
 #include "model/model_test_files.h"
 #include "support/temp_dir.h"
@@ -72,7 +72,7 @@ TEST(ModelErrors, TensorWithoutDecoderIsUnknownEncoding) {
   SYNAPSE_SKIP_UNLESS_SHARED(test::kStoriesGguf);
   // q8_1: a layout we know (ggml's activation format), but no decoder.
   const Error e = load_edited_stories({.encoding = [](const GgufTensorInfo& t) {
-    return t.name == "blk.2.ffn_gate.weight" ? static_cast<uint32_t>(Encoding::Q8_1) : t.encoding;
+    return t.name == "blk.2.ffn_gate.weight" ? Encoding::Q8_1 : t.encoding;
   }});
   EXPECT_EQ(e.kind(), ErrorKind::UnknownEncoding);
   EXPECT_EQ(e.subject(), "blk.2.ffn_gate.weight");

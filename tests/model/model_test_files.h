@@ -35,7 +35,7 @@ struct GgufEdit {
   std::function<void(GgufMetadata&)> metadata = [](GgufMetadata&) {};
   std::function<std::optional<std::vector<uint64_t>>(const GgufTensorInfo&)> dims =
       [](const GgufTensorInfo& t) { return t.dims; };
-  std::function<uint32_t(const GgufTensorInfo&)> encoding = [](const GgufTensorInfo& t) { return t.encoding; };
+  std::function<Encoding(const GgufTensorInfo&)> encoding = [](const GgufTensorInfo& t) { return t.encoding; };
 };
 
 inline void rewrite_gguf(const std::string& from, const std::string& to, const GgufEdit& edit) {

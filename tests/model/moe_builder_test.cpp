@@ -104,11 +104,11 @@ TEST(MoeWeights, ExpertWeightsAreSlicesOfTheMergedTensorInTheMappedFile) {
 }
 
 TEST(MoeWeights, TensorThatDoesNotSplitIntoExpertsIsRejected) {
-  ir::WeightDescriptor flat{"blk.0.ffn_up_exps.weight", 0, 0, 100, 0, {8, 16}};
+  ir::WeightDescriptor flat{"blk.0.ffn_up_exps.weight", 0, 0, 100, Encoding::F32, {8, 16}};
   EXPECT_THROW(expert_view(flat, 0), Error);
-  ir::WeightDescriptor uneven{"blk.0.ffn_up_exps.weight", 0, 0, 100, 0, {3, 4, 4}};
+  ir::WeightDescriptor uneven{"blk.0.ffn_up_exps.weight", 0, 0, 100, Encoding::F32, {3, 4, 4}};
   EXPECT_THROW(expert_view(uneven, 0), Error);
-  ir::WeightDescriptor fine{"blk.0.ffn_up_exps.weight", 0, 0, 96, 0, {3, 4, 4}};
+  ir::WeightDescriptor fine{"blk.0.ffn_up_exps.weight", 0, 0, 96, Encoding::F32, {3, 4, 4}};
   EXPECT_THROW(expert_view(fine, 3), Error);
   EXPECT_EQ(expert_view(fine, 2).offset, 64u);
 }

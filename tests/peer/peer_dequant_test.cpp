@@ -8,10 +8,10 @@
 #include <iterator>
 #include <random>
 
+#include "encoding/codec_list.h"
+#include "encoding/encoding.h"
 #include "format/gguf_reader.h"
 #include "format/gguf_writer.h"
-#include "kernels/codec_list.h"
-#include "kernels/encoding/encoding.h"
 #include "support/command_runner.h"
 #include "support/temp_dir.h"
 #include "support/test_files.h"
@@ -20,7 +20,7 @@ namespace synapse {
 namespace {
 
 std::vector<float> our_dequant(const GgufFile& f, const GgufTensorInfo& t) {
-  const auto e = static_cast<Encoding>(t.encoding);
+  const auto e = t.encoding;
   const uint64_t row = t.dims[0];
   const uint64_t rows = t.n_elements() / row;
   const uint64_t stride = row_bytes(e, row);
@@ -36,8 +36,8 @@ void expect_same_as_ggml(const std::string& path, const test::TempDir& dir) {
   GgufFile f = GgufFile::open(path);
   int compared = 0;
   for (const auto& t : f.tensors()) {
-    auto info = find_encoding(t.encoding);
-    ASSERT_TRUE(info && info->has_codec) << t.name;
+    const EncodingInfo info = encoding_info(t.encoding);
+    ASSERT_TRUE(info.has_codec) << t.name;
     const std::string out = dir.file("ggml.f32");
     auto r = test::run_peer({"dequant", path, t.name, "-o", out});
     ASSERT_EQ(r.exit_code, 0) << t.name;
@@ -48,7 +48,7 @@ void expect_same_as_ggml(const std::string& path, const test::TempDir& dir) {
       uint32_t a, b;
       std::memcpy(&a, &ours[i], 4);
       std::memcpy(&b, &theirs[i], 4);
-      ASSERT_EQ(a, b) << t.name << " (" << info->name << ") element " << i << ": ours " << ours[i]
+      ASSERT_EQ(a, b) << t.name << " (" << info.name << ") element " << i << ": ours " << ours[i]
                       << ", ggml " << theirs[i];
     }
     ++compared;
@@ -75,8 +75,8 @@ TEST(PeerDequant, EveryEncodingWeWriteDecodesExactlyAsGgmlDoes) {
     std::vector<uint8_t> bytes(stride * kRows);
     for (uint64_t r = 0; r < kRows; ++r)
       quantize_row(e, values.data() + r * kRow, bytes.data() + r * stride, kRow);
-    w.add_tensor_bytes(std::string("t.") + find_encoding(static_cast<uint32_t>(e))->name,
-                       {kRow, kRows}, static_cast<uint32_t>(e), std::move(bytes));
+    w.add_tensor_bytes(std::string("t.") + encoding_info(e).name,
+                       {kRow, kRows}, e, std::move(bytes));
   }
   w.write(dir.file("codecs.gguf"));
   expect_same_as_ggml(dir.file("codecs.gguf"), dir);

@@ -14,8 +14,8 @@
 #include <set>
 #include <tuple>
 
+#include "encoding/encoding.h"
 #include "format/gguf_reader.h"
-#include "kernels/encoding/encoding.h"
 #include "support/temp_dir.h"
 #include "synapse/error.h"
 
@@ -44,7 +44,7 @@ GgufFile synth_file(const test::TempDir& dir, const SynthOptions& o,
 Encoding encoding_of(const GgufFile& f, const std::string& tensor) {
   const GgufTensorInfo* t = f.find_tensor(tensor);
   if (!t) ADD_FAILURE() << "missing tensor " << tensor;
-  return t ? static_cast<Encoding>(t->encoding) : Encoding::F32;
+  return t ? t->encoding : Encoding::F32;
 }
 
 std::vector<uint64_t> dims_of(const GgufFile& f, const std::string& tensor) {
@@ -116,7 +116,7 @@ const std::vector<TypeCase>& type_cases() {
 }
 
 void expect_finite(const GgufFile& f, const GgufTensorInfo& t) {
-  const auto e = static_cast<Encoding>(t.encoding);
+  const auto e = t.encoding;
   const uint64_t row = t.dims[0];
   const uint64_t row_size = row_bytes(e, row);
   const std::span<const uint8_t> data = f.tensor_data(t);
@@ -210,7 +210,7 @@ TEST_P(SynthArchType, WritesWhatLlamaCppLoads) {
   const std::string output = ac.tied ? "token_embd.weight" : "output.weight";
   EXPECT_EQ(encoding_of(f, output), tc.output);
   for (const GgufTensorInfo& t : f.tensors()) {
-    const auto e = static_cast<Encoding>(t.encoding);
+    const auto e = t.encoding;
     if (t.dims.size() == 1 || t.name.find("ffn_gate_inp.weight") != std::string::npos) {
       EXPECT_EQ(e, Encoding::F32) << t.name;
     } else if (t.name != output) {

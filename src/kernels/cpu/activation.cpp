@@ -5,9 +5,9 @@
 #include <cstddef>
 #include <cstring>
 
+#include "encoding/fp16.h"
 #include "kernels/cpu/activation_quantizer.h"
 #include "kernels/cpu/cpu_target.h"
-#include "kernels/encoding/fp16.h"
 
 namespace synapse::cpu {
 namespace {

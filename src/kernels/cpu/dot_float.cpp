@@ -19,8 +19,8 @@
 #include <iterator>
 #include <utility>
 
+#include "encoding/fp16.h"
 #include "kernels/cpu/dot_families.h"
-#include "kernels/encoding/fp16.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/dot_float.cpp"

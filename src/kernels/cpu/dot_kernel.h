@@ -16,9 +16,9 @@
 
 #include <cstdint>
 
+#include "encoding/encoding.h"
 #include "kernels/cpu/activation.h"
 #include "kernels/cpu/cpu_target.h"
-#include "kernels/encoding/encoding.h"
 
 namespace synapse::cpu {
 

@@ -15,9 +15,9 @@
 #include <cstddef>
 #include <cstring>
 
+#include "encoding/blocks.h"
 #include "kernels/cpu/dot_families.h"
 #include "kernels/cpu/dot_kquant_tiles.h"
-#include "kernels/encoding/blocks.h"
 
 namespace synapse::cpu {
 namespace {

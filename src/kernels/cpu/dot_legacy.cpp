@@ -3,9 +3,9 @@
 // per-target translation units declared in dot_legacy_tiles.h.
 #include <cstring>
 
+#include "encoding/blocks.h"
 #include "kernels/cpu/dot_families.h"
 #include "kernels/cpu/dot_legacy_tiles.h"
-#include "kernels/encoding/blocks.h"
 
 namespace synapse::cpu {
 namespace {

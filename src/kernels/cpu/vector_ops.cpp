@@ -6,8 +6,8 @@
 #include <iterator>
 #include <type_traits>
 
+#include "encoding/blocks.h"
 #include "kernels/cpu/vector_ops.h"
-#include "kernels/encoding/blocks.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/vector_ops.cpp"

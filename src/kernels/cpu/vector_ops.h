@@ -7,8 +7,8 @@
 
 #include <cstdint>
 
+#include "encoding/encoding.h"
 #include "kernels/cpu/cpu_target.h"
-#include "kernels/encoding/encoding.h"
 
 namespace synapse::cpu {
 

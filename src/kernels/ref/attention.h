@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "kernels/encoding/encoding.h"
+#include "encoding/encoding.h"
 #include "kernels/ref/accumulation.h"
 
 namespace synapse::ref {

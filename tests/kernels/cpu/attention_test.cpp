@@ -76,7 +76,7 @@ TEST_P(CpuAttentionOnTarget, MatchesReference) {
         std::vector<float> out(q.size());
         causal_attention(q.data(), positions.data(), c.tokens, k.view, v.view, shape, out.data(), target, pool);
         for (size_t i = 0; i < out.size(); ++i)
-          ASSERT_NEAR(out[i], expected[i], 2e-5f) << to_string(target) << " " << encoding_info(uint32_t(encoding)).name
+          ASSERT_NEAR(out[i], expected[i], 2e-5f) << to_string(target) << " " << encoding_info(encoding).name
                                                   << " element " << i;
       }
     }

@@ -10,12 +10,12 @@
 #include <random>
 #include <vector>
 
+#include "encoding/encoding.h"
+#include "encoding/fp16.h"
 #include "kernels/cpu/dot_families.h"
 #include "kernels/cpu/dot_kernel.h"
 #include "kernels/cpu/dot_test_support.h"
 #include "kernels/cpu/per_cpu_target.h"
-#include "kernels/encoding/encoding.h"
-#include "kernels/encoding/fp16.h"
 
 namespace synapse::cpu {
 namespace {

@@ -10,12 +10,12 @@
 #include <utility>
 #include <vector>
 
+#include "encoding/encoding.h"
 #include "kernels/cpu/activation.h"
 #include "kernels/cpu/dot_families.h"
 #include "kernels/cpu/dot_kernel.h"
 #include "kernels/cpu/dot_test_support.h"
 #include "kernels/cpu/per_cpu_target.h"
-#include "kernels/encoding/encoding.h"
 
 namespace synapse::cpu {
 namespace {

@@ -22,9 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "encoding/encoding.h"
 #include "kernels/cpu/activation.h"
 #include "kernels/cpu/dot_kernel.h"
-#include "kernels/encoding/encoding.h"
 
 namespace synapse::cpu::dot_test {
 
@@ -93,7 +93,7 @@ inline std::vector<float> run_tile(const DotKernel& kernel, const Operands& ops,
 
 // "avx2 q4_K n=512": which kernel and operands a failure is about.
 inline std::string describe(Encoding encoding, CpuTarget target, const Operands& ops) {
-  return std::string(to_string(target)) + " " + find_encoding(static_cast<uint32_t>(encoding))->name +
+  return std::string(to_string(target)) + " " + encoding_info(encoding).name +
          " n=" + std::to_string(ops.n);
 }
 
@@ -204,7 +204,7 @@ inline void expect_panel_matches_tile(Encoding encoding, CpuTarget target, int r
       float single = 0.0f;
       kernel.tile(w.data() + r * w_stride, w_stride, 1, x.data() + t * x_stride, x_stride, 1, n, &single, 1);
       ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(single))
-          << to_string(target) << " " << find_encoding(static_cast<uint32_t>(encoding))->name << " panel " << rows
+          << to_string(target) << " " << encoding_info(encoding).name << " panel " << rows
           << "x" << tokens << " n=" << n << " pair (" << r << "," << t << ")";
     }
   }
@@ -239,7 +239,7 @@ inline void expect_matvec_matches_tile(Encoding encoding, CpuTarget target, int6
     float single = 0.0f;
     kernel.tile(w.data() + r * w_stride, w_stride, 1, x.data(), 0, 1, n, &single, 1);
     ASSERT_EQ(std::bit_cast<uint32_t>(y[r]), std::bit_cast<uint32_t>(single))
-        << to_string(target) << " " << find_encoding(static_cast<uint32_t>(encoding))->name << " matvec " << rows
+        << to_string(target) << " " << encoding_info(encoding).name << " matvec " << rows
         << " rows n=" << n << " row " << r;
   }
   ASSERT_EQ(y.back(), -7.0f) << to_string(target);

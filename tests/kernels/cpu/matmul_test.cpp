@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "kernels/cpu/per_cpu_target.h"
-#include "kernels/encoding/encoding.h"
+#include "encoding/encoding.h"
 
 namespace synapse::cpu {
 namespace {
@@ -78,7 +78,7 @@ class CpuMatmul : public ::testing::TestWithParam<std::tuple<Encoding, CpuTarget
 
 TEST_P(CpuMatmul, MatchesReferenceWithinQuantizationBound) {
   const auto [encoding, target] = GetParam();
-  const int64_t block = encoding_info(static_cast<uint32_t>(encoding)).block_elems;
+  const int64_t block = encoding_info(encoding).block_elems;
   const int64_t unit = std::max<int64_t>(block, 32);
   std::mt19937 rng(7);
   for (const Case c : {Case{7, unit, 1}, Case{13, 3 * unit, 5}, Case{4, 5 * unit, 9}, Case{33, unit * 2, 70}}) {
@@ -117,7 +117,7 @@ TEST_P(CpuMatmul, MatchesReferenceWithinQuantizationBound) {
 // panels where the kernel has them) against one token at a time.
 TEST_P(CpuMatmul, TokenResultsDoNotDependOnBatchOrThreads) {
   const auto [encoding, target] = GetParam();
-  const int64_t cols = std::max<int64_t>(encoding_info(static_cast<uint32_t>(encoding)).block_elems, 32) * 3;
+  const int64_t cols = std::max<int64_t>(encoding_info(encoding).block_elems, 32) * 3;
   const int64_t rows = 37;
   for (const int64_t tokens : {int64_t{9}, int64_t{kPanelMinTokens} + 3, int64_t{2 * kPanelMinTokens} + 3}) {
     std::mt19937 rng(11);
@@ -139,7 +139,7 @@ TEST_P(CpuMatmul, TokenResultsDoNotDependOnBatchOrThreads) {
 
 TEST_P(CpuMatmul, GroupedProductsEqualSeparateOnes) {
   const auto [encoding, target] = GetParam();
-  const int64_t cols = std::max<int64_t>(encoding_info(static_cast<uint32_t>(encoding)).block_elems, 32) * 2;
+  const int64_t cols = std::max<int64_t>(encoding_info(encoding).block_elems, 32) * 2;
   const int64_t tokens = 6;
   std::mt19937 rng(13);
   // A second product in another format family exercises two quantizations.
@@ -164,7 +164,7 @@ INSTANTIATE_TEST_SUITE_P(EncodingsAndTargets, CpuMatmul,
                          ::testing::Combine(::testing::ValuesIn(kEncodings),
                                             ::testing::ValuesIn(target_test::kCpuTargets)),
                          [](const auto& info) {
-                           return std::string(encoding_info(static_cast<uint32_t>(std::get<0>(info.param))).name) +
+                           return std::string(encoding_info(std::get<0>(info.param)).name) +
                                   "_" + to_string(std::get<1>(info.param));
                          });
 

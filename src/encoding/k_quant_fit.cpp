@@ -1,4 +1,4 @@
-#include "kernels/encoding/k_quant_fit.h"
+#include "encoding/k_quant_fit.h"
 
 #include <algorithm>
 #include <cmath>

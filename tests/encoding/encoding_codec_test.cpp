@@ -12,11 +12,11 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/encoding/encoding.h"
-#include "kernels/encoding/fp16.h"
+#include "encoding/encoding.h"
+#include "encoding/fp16.h"
 #include "synapse/error.h"
 
-#include "kernels/codec_list.h"
+#include "encoding/codec_list.h"
 
 namespace synapse {
 namespace {
@@ -204,13 +204,13 @@ const Bound kBounds[] = {
 
 TEST(EncodingRoundTrip, GaussianRowsStayWithinPerTypeErrorBound) {
   for (const Bound& b : kBounds) {
-    const uint32_t block = encoding_info(static_cast<uint32_t>(b.e)).block_elems;
+    const uint32_t block = encoding_info(b.e).block_elems;
     for (int64_t n : {int64_t{96}, int64_t{256}, int64_t{768}, int64_t{4096}}) {
       // 96 is three legacy blocks but not a whole K-quant super-block.
       if (n % block != 0) continue;
       const auto x = gaussian_row(n, static_cast<uint32_t>(n) + static_cast<uint32_t>(b.e));
       const double err = relative_rms_error(x, round_trip(b.e, x));
-      EXPECT_LE(err, b.max_relative_rms) << encoding_info(static_cast<uint32_t>(b.e)).name << " n=" << n;
+      EXPECT_LE(err, b.max_relative_rms) << encoding_info(b.e).name << " n=" << n;
     }
   }
 }
@@ -218,13 +218,13 @@ TEST(EncodingRoundTrip, GaussianRowsStayWithinPerTypeErrorBound) {
 TEST(EncodingRoundTrip, AllZeroRowsDecodeToExactZeros) {
   for (Encoding e : kCodecs) {
     const std::vector<float> x(512, 0.0f);
-    for (float v : round_trip(e, x)) ASSERT_EQ(v, 0.0f) << encoding_info(static_cast<uint32_t>(e)).name;
+    for (float v : round_trip(e, x)) ASSERT_EQ(v, 0.0f) << encoding_info(e).name;
   }
 }
 
 TEST(EncodingRoundTrip, OneHugeValueIsKeptAndNothingBecomesNonFinite) {
   for (Encoding e : kCodecs) {
-    SCOPED_TRACE(encoding_info(static_cast<uint32_t>(e)).name);
+    SCOPED_TRACE(encoding_info(e).name);
     auto x = gaussian_row(512, 3);
     for (float& v : x) v *= 0.01f;
     x[7] = 1000.0f;
@@ -241,7 +241,7 @@ TEST(EncodingRoundTrip, NegativeOnlyRowsStayWithinBound) {
     auto x = gaussian_row(512, 11);
     for (float& v : x) v = -1.0f - std::fabs(v);
     const double err = relative_rms_error(x, round_trip(b.e, x));
-    EXPECT_LE(err, b.max_relative_rms) << encoding_info(static_cast<uint32_t>(b.e)).name;
+    EXPECT_LE(err, b.max_relative_rms) << encoding_info(b.e).name;
   }
 }
 
@@ -249,7 +249,7 @@ TEST(EncodingRoundTrip, ConstantRowsDecodeCloseToTheConstant) {
   for (Encoding e : kCodecs) {
     for (float c : {0.7f, -3.25f}) {
       const std::vector<float> x(256, c);
-      for (float v : round_trip(e, x)) ASSERT_NEAR(v, c, 0.01f * std::fabs(c)) << encoding_info(static_cast<uint32_t>(e)).name;
+      for (float v : round_trip(e, x)) ASSERT_NEAR(v, c, 0.01f * std::fabs(c)) << encoding_info(e).name;
     }
   }
 }
@@ -257,7 +257,7 @@ TEST(EncodingRoundTrip, ConstantRowsDecodeCloseToTheConstant) {
 TEST(EncodingRoundTrip, DequantizingTwiceGivesIdenticalFloats) {
   for (Encoding e : kCodecs) {
     const auto x = gaussian_row(512, 5);
-    EXPECT_EQ(round_trip(e, x), round_trip(e, x)) << encoding_info(static_cast<uint32_t>(e)).name;
+    EXPECT_EQ(round_trip(e, x), round_trip(e, x)) << encoding_info(e).name;
   }
 }
 
@@ -303,7 +303,7 @@ TEST(EncodingGgmlParity, QuantizersWriteTheSameBytesAsGgmlReference) {
   for (const auto& [e, want] : kGgmlHashes) {
     std::vector<uint8_t> q(row_bytes(e, 1024));
     quantize_row(e, x.data(), q.data(), 1024);
-    EXPECT_EQ(fnv1a(q), want) << encoding_info(static_cast<uint32_t>(e)).name;
+    EXPECT_EQ(fnv1a(q), want) << encoding_info(e).name;
   }
 }
 

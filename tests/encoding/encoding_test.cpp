@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/encoding/encoding.h"
-#include "kernels/encoding/fp16.h"
+#include "encoding/codec_list.h"
+#include "encoding/encoding.h"
+#include "encoding/fp16.h"
 #include "synapse/error.h"
-#include "kernels/codec_list.h"
 
 namespace synapse {
 namespace {
@@ -88,9 +88,9 @@ TEST(EncodingTable, RemovedAndOutOfRangeIdsAreUnknown) {
 
 TEST(EncodingTable, EncodingInfoOfUnknownIdThrowsNamingTheId) {
   std::string message;
-  EXPECT_EQ(error_kind_of([] { encoding_info(77); }, &message), ErrorKind::UnknownEncoding);
+  EXPECT_EQ(error_kind_of([] { encoding_info(static_cast<Encoding>(77)); }, &message), ErrorKind::UnknownEncoding);
   EXPECT_NE(message.find("id 77"), std::string::npos) << message;
-  EXPECT_EQ(encoding_info(12).block_bytes, 144u);
+  EXPECT_EQ(encoding_info(Encoding::Q4_K).block_bytes, 144u);
 }
 
 TEST(EncodingTable, NamesParseCaseInsensitively) {

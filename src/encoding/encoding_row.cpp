@@ -2,21 +2,12 @@
 // blocks to a codec.
 #include <string>
 
-#include "kernels/encoding/encoding_table.h"
+#include "encoding/encoding_table.h"
 #include "synapse/error.h"
 
 namespace synapse {
 
 namespace {
-
-const EncodingEntry& entry_for(Encoding e) {
-  const EncodingEntry* entry = find_encoding_entry(static_cast<uint32_t>(e));
-  if (!entry) {
-    throw Error(ErrorKind::UnknownEncoding,
-                "unknown tensor encoding id " + std::to_string(static_cast<uint32_t>(e)));
-  }
-  return *entry;
-}
 
 std::string describe(const EncodingInfo& info) {
   return std::string(info.name) + " (id " + std::to_string(static_cast<uint32_t>(info.id)) + ")";
@@ -24,7 +15,7 @@ std::string describe(const EncodingInfo& info) {
 
 // The entry, checked to have a codec, and the number of blocks in n elements.
 const EncodingEntry& codec_entry(Encoding e, int64_t n, int64_t& n_blocks) {
-  const EncodingEntry& entry = entry_for(e);
+  const EncodingEntry& entry = encoding_entry(e);
   if (!entry.info.has_codec) {
     throw Error(ErrorKind::UnknownEncoding, "no codec for tensor encoding " + describe(entry.info));
   }
@@ -40,7 +31,7 @@ const EncodingEntry& codec_entry(Encoding e, int64_t n, int64_t& n_blocks) {
 }  // namespace
 
 uint64_t row_bytes(Encoding e, uint64_t n) {
-  const EncodingInfo& info = entry_for(e).info;
+  const EncodingInfo& info = encoding_entry(e).info;
   if (n % info.block_elems != 0) {
     throw Error(ErrorKind::InvalidValue, "row of " + std::to_string(n) + " elements is not a multiple of the " +
                                              describe(info) + " block size " + std::to_string(info.block_elems));

@@ -6,7 +6,7 @@
 #include <bit>
 #include <cstdint>
 
-#include "kernels/encoding/fp16.h"
+#include "encoding/fp16.h"
 
 namespace synapse::blocks {
 

@@ -2,8 +2,8 @@
 // little-endian).
 #include <cstring>
 
-#include "kernels/encoding/codecs.h"
-#include "kernels/encoding/fp16.h"
+#include "encoding/codecs.h"
+#include "encoding/fp16.h"
 
 namespace synapse::codecs {
 

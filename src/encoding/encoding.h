@@ -3,6 +3,10 @@
 //
 // Block layouts are bit-identical to ggml's, so files we write load in
 // llama.cpp and our dequantized values equal ggml's on the same bytes.
+//
+// encoding/ is the bottom layer: format/, ir/, model/ and kernels/ build on
+// it, and it includes no other folder of src/ (scripts/check_layering.cmake
+// checks this).
 #pragma once
 
 #include <cstdint>
@@ -57,11 +61,13 @@ struct EncodingInfo {
   bool has_codec;          // dequantize_row / quantize_row implemented
 };
 
-// Layout facts for a raw ggml type id, or nullopt when the id is unknown.
+// Layout facts for a raw ggml type id (as read from a file), or nullopt when
+// the id is unknown.
 std::optional<EncodingInfo> find_encoding(uint32_t id);
 
-// Layout facts for a known id; throws Error(UnknownEncoding) naming the id.
-EncodingInfo encoding_info(uint32_t id);
+// Layout facts for an encoding; throws Error(UnknownEncoding) naming the id
+// when e is not one of the enumerators (a cast from an unchecked id).
+EncodingInfo encoding_info(Encoding e);
 
 // Parse a name such as "q8_0" or "Q4_K" (case-insensitive); nullopt if unknown.
 std::optional<Encoding> encoding_from_name(const std::string& name);

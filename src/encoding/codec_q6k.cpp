@@ -6,10 +6,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/encoding/blocks.h"
-#include "kernels/encoding/codecs.h"
-#include "kernels/encoding/k_quant_fit.h"
-#include "kernels/encoding/rounding.h"
+#include "encoding/blocks.h"
+#include "encoding/codecs.h"
+#include "encoding/k_quant_fit.h"
+#include "encoding/rounding.h"
 
 namespace synapse::codecs {
 

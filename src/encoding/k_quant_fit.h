@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "kernels/encoding/rounding.h"
+#include "encoding/rounding.h"
 
 namespace synapse::kquant {
 

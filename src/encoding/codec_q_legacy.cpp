@@ -7,9 +7,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/encoding/blocks.h"
-#include "kernels/encoding/codecs.h"
-#include "kernels/encoding/rounding.h"
+#include "encoding/blocks.h"
+#include "encoding/codecs.h"
+#include "encoding/rounding.h"
 
 namespace synapse::codecs {
 

@@ -1,7 +1,7 @@
 // Every ggml type id we know: name and block layout (from ggml-common.h and
 // the type traits in ggml.c), plus our codec where we have one. Ids missing
 // here (4, 5, 31-33, 36-38) were removed from ggml and are unknown.
-#include "kernels/encoding/encoding_table.h"
+#include "encoding/encoding_table.h"
 
 #include <array>
 #include <cctype>
@@ -86,11 +86,14 @@ std::optional<EncodingInfo> find_encoding(uint32_t id) {
   return e->info;
 }
 
-EncodingInfo encoding_info(uint32_t id) {
-  const EncodingEntry* e = find_encoding_entry(id);
-  if (!e) throw Error(ErrorKind::UnknownEncoding, "unknown tensor encoding id " + std::to_string(id));
-  return e->info;
+const EncodingEntry& encoding_entry(Encoding e) {
+  const uint32_t id = static_cast<uint32_t>(e);
+  const EncodingEntry* entry = find_encoding_entry(id);
+  if (!entry) throw Error(ErrorKind::UnknownEncoding, "unknown tensor encoding id " + std::to_string(id));
+  return *entry;
 }
+
+EncodingInfo encoding_info(Encoding e) { return encoding_entry(e).info; }
 
 std::optional<Encoding> encoding_from_name(const std::string& name) {
   for (const EncodingEntry& e : kEntries) {

@@ -3,8 +3,8 @@
 
 #include <cstdint>
 
-#include "kernels/encoding/codecs.h"
-#include "kernels/encoding/encoding.h"
+#include "encoding/codecs.h"
+#include "encoding/encoding.h"
 
 namespace synapse {
 
@@ -16,5 +16,9 @@ struct EncodingEntry {
 
 // The entry for a raw ggml type id, or null when the id is unknown.
 const EncodingEntry* find_encoding_entry(uint32_t id);
+
+// The entry for e; throws Error(UnknownEncoding) naming the id when e is not
+// in the table.
+const EncodingEntry& encoding_entry(Encoding e);
 
 }  // namespace synapse

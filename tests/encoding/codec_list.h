@@ -1,7 +1,7 @@
 // The encodings that have a reference codec, for tests that loop over them.
 #pragma once
 
-#include "kernels/encoding/encoding.h"
+#include "encoding/encoding.h"
 
 namespace synapse {
 

@@ -1,0 +1,2 @@
+// Fixture for the layering check: a layer that exists.
+#pragma once
