@@ -7,6 +7,8 @@
 # synapse-peer looks in <build>/peer/lib by default, so install with
 #   bench/peer/install.sh <build>/peer
 # Idempotent: does nothing when DEST/VERSION already names this package.
+# bench/peer/install.sh --registry-reachable exits 0 when npm can see the
+# pinned package (CI: an install that failed then is an error).
 set -euo pipefail
 
 readonly PACKAGE='@node-llama-cpp/linux-x64'
@@ -19,6 +21,9 @@ readonly SPEC="${PACKAGE}@${VERSION}"
 die() { echo "install.sh: $*" >&2; exit 1; }
 
 [[ $# -eq 1 ]] || die "usage: bench/peer/install.sh DEST   (e.g. build/peer)"
+if [[ "$1" == --registry-reachable ]]; then
+  exec npm view "$SPEC" version >/dev/null 2>&1
+fi
 DEST=$1
 
 if [[ -f "$DEST/VERSION" && "$(cat "$DEST/VERSION")" == "$SPEC" ]]; then

@@ -26,6 +26,7 @@ enum class ErrorKind {
   Usage,               // bad command-line use
   Unsupported,         // a valid input we do not support (architecture, ...)
   InsufficientMemory,  // a memory budget cannot hold what a request needs
+  Cancelled,           // an evaluation was cancelled while it ran
 };
 
 const char* to_string(ErrorKind kind);

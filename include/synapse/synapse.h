@@ -76,7 +76,8 @@ class InferenceSession {
   int64_t position() const;
   // Forgets every token.
   void reset();
-  // Makes a running eval throw between regions; the session stays usable.
+  // Makes a running eval throw Error(Cancelled) between regions; the
+  // session stays usable. With no eval running it does nothing.
   void cancel();
 
  private:

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "exec/kernel_registry.h"
@@ -13,6 +14,12 @@
 #include "ir/graph.h"
 
 namespace synapse::exec {
+
+// Moves the first rows.size() rows of x (cols floats each) to rows[i],
+// zeroing the others of the step's `tokens` rows. rows must be increasing
+// and below tokens (so rows[i] >= i): each row moves to a later one or stays,
+// so walking from the last moves every row before it is overwritten.
+void scatter_rows(float* x, int64_t cols, std::span<const int64_t> rows, int64_t tokens);
 
 class RouteGather {
  public:

@@ -12,7 +12,6 @@
 #include <functional>
 #include <memory>
 #include <span>
-#include <stdexcept>
 #include <vector>
 
 #include "exec/buffer_plan.h"
@@ -23,6 +22,7 @@
 #include "exec/step_context.h"
 #include "exec/weight_table.h"
 #include "model/model.h"
+#include "synapse/error.h"
 
 namespace synapse::exec {
 
@@ -57,10 +57,12 @@ struct RegionEvent {
 // readable until a later region reuses their buffers).
 using RegionListener = std::function<void(const RegionEvent& event, std::span<const TensorRef> values)>;
 
-// Thrown by a step whose cancellation flag was set.
-class Cancelled : public std::runtime_error {
+// Thrown by a step whose cancellation flag was set: Error(Cancelled), so
+// whatever reports typed errors reports it, and its own type for code that
+// catches cancellation alone.
+class Cancelled : public Error {
  public:
-  Cancelled() : std::runtime_error("evaluation cancelled") {}
+  Cancelled() : Error(ErrorKind::Cancelled, "evaluation cancelled") {}
 };
 
 struct StepInput {

@@ -63,6 +63,7 @@ template <class OnRows>
 void Session::run_chunks(std::span<const int32_t> tokens, int64_t output_rows, OnRows&& rows) {
   check(tokens);
   const int64_t start = position_;
+  set_running(true);
   try {
     for (size_t done = 0; done < tokens.size();) {
       const size_t count = std::min(tokens.size() - done, static_cast<size_t>(chunk()));
@@ -79,9 +80,21 @@ void Session::run_chunks(std::span<const int32_t> tokens, int64_t output_rows, O
     // Undo the partial eval: forget what it wrote, so a retry starts clean.
     position_ = start;
     kv_.truncate(start);
-    cancel_.store(false, std::memory_order_relaxed);
+    set_running(false);
     throw;
   }
+  set_running(false);
+}
+
+void Session::set_running(bool running) {
+  const std::lock_guard lock(cancel_mutex_);
+  running_ = running;
+  cancel_.store(false, std::memory_order_relaxed);
+}
+
+void Session::cancel() {
+  const std::lock_guard lock(cancel_mutex_);
+  if (running_) cancel_.store(true, std::memory_order_relaxed);
 }
 
 std::span<const float> Session::eval(std::span<const int32_t> tokens) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -58,9 +59,10 @@ class Session {
   // [1, tokens] or past the session's logits_rows, or tokens past one chunk.
   std::span<const float> eval_last(std::span<const int32_t> tokens, int64_t rows);
 
-  // Makes the running eval (or, if none runs, the next one) throw Cancelled
-  // between regions. Safe to call from another thread.
-  void cancel() { cancel_.store(true, std::memory_order_relaxed); }
+  // Makes the running eval throw Cancelled between regions; with no eval
+  // running it does nothing (the next eval runs). Safe to call from another
+  // thread.
+  void cancel();
   // Forgets every token: back to position 0.
   void reset();
   // Forgets the tokens at `position` and after, keeping those before it (a
@@ -98,7 +100,14 @@ class Session {
   std::vector<int32_t> positions_;  // one chunk's positions
   std::vector<float> last_logits_;
   std::vector<float> last_rows_;  // eval_last's rows, sized once
-  std::atomic<bool> cancel_{false};
+  // Marks an eval running (or not) and clears a cancellation, under
+  // cancel_mutex_ so that a cancel() racing the end of an eval cannot
+  // outlive it.
+  void set_running(bool running);
+
+  std::mutex cancel_mutex_;
+  bool running_ = false;  // guarded by cancel_mutex_
+  std::atomic<bool> cancel_{false};  // read by the scheduler between regions
 };
 
 }  // namespace synapse::exec

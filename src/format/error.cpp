@@ -21,6 +21,7 @@ const char* to_string(ErrorKind kind) {
     case ErrorKind::Usage: return "Usage";
     case ErrorKind::Unsupported: return "Unsupported";
     case ErrorKind::InsufficientMemory: return "InsufficientMemory";
+    case ErrorKind::Cancelled: return "Cancelled";
   }
   return "Unknown";
 }

@@ -61,13 +61,34 @@ bool ChunkFile::read_range(uint8_t* dst, uint64_t begin, uint64_t end, bool dire
 void ChunkFile::read(uint8_t* mirror, uint64_t offset, uint64_t length) {
   if (offset > size_ || length > size_ - offset)
     throw Error(ErrorKind::OutOfBounds, "weights lie past the end of the file", offset, path_);
-  if (direct_) {
-    const uint64_t begin = offset / kAlign * kAlign;
-    const uint64_t end = (offset + length + kAlign - 1) / kAlign * kAlign;
-    if (read_range(mirror + begin, begin, end, true)) return;
-    direct_ = false;  // this file system refuses O_DIRECT reads: read through the page cache from now on
+  if (direct_.load(std::memory_order_relaxed)) {
+    if (read_direct(mirror, offset, offset + length)) return;
+    // This file system refuses O_DIRECT reads: read through the page cache
+    // from now on (other threads reading this file may see it at once).
+    direct_.store(false, std::memory_order_relaxed);
   }
   read_range(mirror + offset, offset, offset + length, false);
+}
+
+bool ChunkFile::read_direct(uint8_t* mirror, uint64_t begin, uint64_t end) {
+  alignas(kAlign) uint8_t bounce[kAlign];
+  for (uint64_t at = begin; at < end;) {
+    const uint64_t block = at / kAlign * kAlign;
+    if (at == block && end - at >= kAlign) {
+      // Whole blocks of this range: straight into the mirror.
+      const uint64_t whole = end / kAlign * kAlign;
+      if (!read_range(mirror + at, at, whole, true)) return false;
+      at = whole;
+      continue;
+    }
+    // A block shared with a neighbour, whose bytes another thread may be
+    // reading or loading: through the bounce block, copying ours only.
+    const uint64_t stop = std::min(end, block + kAlign);
+    if (!read_range(bounce, block, block + kAlign, true)) return false;  // up to the file's end
+    std::memcpy(mirror + at, bounce + (at - block), stop - at);
+    at = stop;
+  }
+  return true;
 }
 
 void ChunkFile::read_to(uint8_t* dst, uint64_t offset, uint64_t length) {

@@ -2,7 +2,7 @@
 // range where file offset o lives at base + o. Uses O_DIRECT where the file
 // system allows it (the page cache then keeps no second copy of paged
 // weights), reading whole aligned blocks; plain pread otherwise. Retries
-// EINTR and short reads.
+// EINTR and short reads. Safe to use from several threads at once.
 #pragma once
 
 #include <sys/types.h>
@@ -23,11 +23,11 @@ class ChunkFile {
   ChunkFile(const ChunkFile&) = delete;
   ChunkFile& operator=(const ChunkFile&) = delete;
 
-  // Fills mirror[offset, offset + length) from the file; with O_DIRECT it
-  // also fills the rest of the aligned blocks around it (the same file
-  // bytes). mirror must be kAlign-aligned and span the file rounded up to
-  // kAlign. Throws Error(Io) on a read error, Error(Truncated) when the file
-  // ends early.
+  // Fills mirror[offset, offset + length) from the file and writes no other
+  // mirror byte: a neighbouring chunk may share its first and last blocks.
+  // mirror must be kAlign-aligned and span the file rounded up to kAlign.
+  // Throws Error(Io) on a read error, Error(Truncated) when the file ends
+  // early.
   void read(uint8_t* mirror, uint64_t offset, uint64_t length);
   // Reads [offset, offset + length) to dst through the page cache (small
   // reads: one row of a table).
@@ -45,6 +45,10 @@ class ChunkFile {
  private:
   // Reads file bytes [begin, end) to dst; false when O_DIRECT refused it.
   bool read_range(uint8_t* dst, uint64_t begin, uint64_t end, bool direct);
+  // Reads file bytes [begin, end) to mirror + begin with O_DIRECT: whole
+  // blocks straight in, the blocks at the ends through a bounce block.
+  // False when O_DIRECT refused it.
+  bool read_direct(uint8_t* mirror, uint64_t begin, uint64_t end);
 
   std::string path_;
   int fd_ = -1;

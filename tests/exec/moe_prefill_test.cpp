@@ -3,7 +3,9 @@
 // gives.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <stdexcept>
 #include <vector>
 
 #include "exec/session.h"
@@ -84,6 +86,45 @@ TEST(MoePrefill, ChunkLogitsEqualTokenByTokenDecode) {
     for (size_t v = 0; v < vocab; ++v) worst = std::max(worst, std::abs(step[v] - rows[t * vocab + v]));
     EXPECT_LT(worst, 1e-4f) << "token " << t;
   }
+}
+
+// Runs the reference kernel; while armed, throws from the first expert run
+// on gathered tokens (fewer than the prompt's), after that run's inputs
+// were gathered.
+class ThrowingExpertKernel final : public RegionKernel {
+ public:
+  const char* name() const override { return "throwing"; }
+  void run(StepContext& ctx, const ir::Region& region) override {
+    if (armed && ctx.tokens < static_cast<int64_t>(kPrompt.size())) {
+      armed = false;
+      throw std::runtime_error("expert failed");
+    }
+    reference_.run(ctx, region);
+  }
+  bool armed = false;
+
+ private:
+  ReferenceRegionKernel reference_;
+};
+
+TEST(MoePrefill, ExpertThrowingOnGatheredTokensLeavesTheSessionAsBefore) {
+  test::TempDir dir;
+  const Model model = load_model(test::write_tiny_model(dir, "olmoe", "q8_0"));
+  Session reference(model);
+  const std::span<const float> want = reference.eval(kPrompt);
+  auto throwing = std::make_shared<ThrowingExpertKernel>();
+  auto kernels = std::make_shared<KernelRegistry>();
+  kernels->add([](const ir::Graph&, const ir::Region& r) { return r.kind.tag == ir::RegionKindTag::Expert; },
+               throwing);
+  SessionOptions options;
+  options.kernels = kernels;
+  Session session(model, options);
+  throwing->armed = true;
+  EXPECT_THROW(session.eval(kPrompt), std::runtime_error);
+  ASSERT_FALSE(throwing->armed) << "no expert ran on gathered tokens";
+  EXPECT_EQ(session.position(), 0);
+  const std::span<const float> got = session.eval(kPrompt);
+  ASSERT_TRUE(std::equal(got.begin(), got.end(), want.begin(), want.end()));
 }
 
 }  // namespace

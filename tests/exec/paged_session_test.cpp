@@ -2,11 +2,13 @@
 // manager, and every logit is the bits of the fully resident run, for a
 // dense model in capacity mode (40% of its weight bytes), expert-paged MoE
 // models (30% of their expert bytes), tables and products read in row
-// slices, and a session whose weight read failed once. KV pages and the
-// weight pool share the budget: pages come out of the cache, freed pages
-// go back to it, and a page the cache cannot give fails with [kv].
+// slices, and sessions whose weight read failed once (a whole weight; a
+// sliced expert run on gathered tokens). KV pages and the weight pool share
+// the budget: pages come out of the cache, freed pages go back to it, and a
+// page the cache cannot give fails with [kv].
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <vector>
 
@@ -238,14 +240,15 @@ TEST(PagedSession, KvPageTheWeightCacheCannotGiveFailsWithKvAndTheSessionStaysUs
   EXPECT_TRUE(std::equal(got.begin(), got.end(), want.begin(), want.end()));
 }
 
-// Fails every read while *fail is set.
+// Fails, while *fail is set, every read that touches file bytes [begin, end).
 class FailingFile final : public memory::ChunkFile {
  public:
-  FailingFile(const std::string& path, bool direct, const bool* fail) : ChunkFile(path, direct), fail_(fail) {}
+  FailingFile(const std::string& path, bool direct, const bool* fail, uint64_t begin = 0, uint64_t end = UINT64_MAX)
+      : ChunkFile(path, direct), fail_(fail), begin_(begin), end_(end) {}
 
  protected:
   ssize_t pread_once(void* dst, size_t length, uint64_t offset, bool direct) override {
-    if (*fail_) {
+    if (*fail_ && offset < end_ && offset + length > begin_) {
       errno = EIO;
       return -1;
     }
@@ -254,7 +257,24 @@ class FailingFile final : public memory::ChunkFile {
 
  private:
   const bool* fail_;
+  uint64_t begin_, end_;
 };
+
+// While *fail is set, evaluating prompt fails with Error(Io) and leaves the
+// session at position 0; once reads succeed, its logits are reference's.
+void expect_read_error_leaves_the_session_as_before(Session& session, Session& reference, bool& fail,
+                                                     const std::vector<int32_t>& prompt) {
+  fail = true;
+  try {
+    session.eval_all(prompt);
+    FAIL() << "eval succeeded through a failing read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Io);
+  }
+  EXPECT_EQ(session.position(), 0);
+  fail = false;
+  EXPECT_EQ(session.eval_all(prompt), reference.eval_all(prompt));
+}
 
 TEST(PagedSession, ReadErrorFailsTheEvalAndLeavesTheSessionUsable) {
   test::TempDir dir;
@@ -269,18 +289,45 @@ TEST(PagedSession, ReadErrorFailsTheEvalAndLeavesTheSessionUsable) {
   paged.memory.prefetch_depth = 0;
   Session session(model, paged);
   Session reference(model, cpu_options());
-  const std::vector<int32_t> prompt = {5, 6, 7};
-  fail = true;
-  try {
-    session.eval(prompt);
-    FAIL() << "eval succeeded through a failing file";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Io);
+  expect_read_error_leaves_the_session_as_before(session, reference, fail, {5, 6, 7});
+}
+
+TEST(PagedSession, ReadErrorLoadingASlicedExpertLeavesTheSessionAsBefore) {
+  test::TempDir dir;
+  const Model model = load_model(synth_tiny(dir, "mixtral"));
+  SessionOptions paged = cpu_options();
+  uint64_t largest_expert = 0;
+  {
+    const Session resident(model, paged);
+    for (const memory::Chunk& chunk : resident.memory().plan.chunks)
+      if (chunk.expert) largest_expert = std::max(largest_expert, chunk.bytes);
   }
-  EXPECT_EQ(session.position(), 0);
-  fail = false;
-  const std::span<const float> got = session.eval(prompt);
-  const std::span<const float> want = reference.eval(prompt);
+  paged.memory.slice_bytes = largest_expert / 3;  // every expert matrix is read in slices
+  paged = experts_at_thirty_percent(model, paged);
+  paged.memory.prefetch_depth = 0;
+  // The file bytes of every sliced expert weight.
+  uint64_t begin = UINT64_MAX, end = 0;
+  {
+    const Session probe(model, paged);
+    const memory::ResidencyPlan& plan = probe.memory().plan;
+    for (const memory::Chunk& chunk : plan.chunks) {
+      if (!chunk.expert || !plan.weights[chunk.weight.index].sliced) continue;
+      begin = std::min(begin, chunk.offset);
+      end = std::max(end, chunk.offset + chunk.bytes);
+    }
+  }
+  ASSERT_LT(begin, end) << "no expert weight is sliced";
+  bool fail = false;
+  paged.memory.residency.open_file = [&](const std::string& path, bool direct) {
+    return std::make_unique<FailingFile>(path, direct, &fail, begin, end);
+  };
+  Session session(model, paged);
+  Session reference(model, cpu_options());
+  // A chunk of tokens: the experts run on the tokens gathered for them.
+  expect_read_error_leaves_the_session_as_before(session, reference, fail, {1, 17, 300, 42, 5, 99, 260});
+  const int32_t next = 7;
+  const std::span<const float> got = session.eval({&next, 1});
+  const std::span<const float> want = reference.eval({&next, 1});
   ASSERT_TRUE(std::equal(got.begin(), got.end(), want.begin(), want.end()));
 }
 

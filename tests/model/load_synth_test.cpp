@@ -56,19 +56,11 @@ TEST(ModelSynth, TinyQwen2HasBiasesAndNeoxRope) {
 }
 
 // The builder emits RmsNorm(q, attn_q_norm [head_dim]) on q [T, heads *
-// head_dim], meaning one normalisation per head. Until the IR's RmsNorm rule
-// accepts a weight whose length divides the width (src/ir/infer_types.cpp),
-// verification rejects exactly that, and the test says so instead of failing.
+// head_dim], one normalisation per head, and the IR accepts it (a
+// verifier rejection fails the test).
 TEST(ModelSynth, TinyQwen3NormalizesQAndKPerHead) {
   test::TempDir dir;
-  Model model;
-  try {
-    model = load_synth("qwen3", dir);
-  } catch (const ir::VerifyFailure& e) {
-    if (e.error() == ir::VerifyError::OperandShape && e.issue().message.find("attn_q_norm") != std::string::npos)
-      GTEST_SKIP() << "the IR has no per-head RmsNorm yet: " << e.what();
-    throw;
-  }
+  const Model model = load_synth("qwen3", dir);
   EXPECT_EQ(model.info.architecture, "qwen3");
   EXPECT_EQ(test::region_list(model.graph), test::dense_region_list(model.info.n_layer));
   EXPECT_EQ(biased_matmuls(model.graph), 0u);

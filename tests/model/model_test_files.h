@@ -1,4 +1,4 @@
-// Shared helpers of the model tests: where the shared stories260K files are,
+// Shared helpers of the model tests: the shared stories260K files,
 // and rewriting a GGUF with edited metadata or tensors to provoke load errors.
 #pragma once
 
@@ -15,12 +15,10 @@
 #include "format/gguf_reader.h"
 #include "format/gguf_writer.h"
 #include "ir/graph.h"
+#include "support/shared_data.h"
 
 namespace synapse::test {
 
-inline std::string shared_data(const std::string& relative) {
-  return std::string(SYNAPSE_SOURCE_DIR) + "/../shared/data/" + relative;
-}
 inline const std::string kStoriesBin = "stories260K/stories260K.bin";
 inline const std::string kStoriesGguf = "gguf/stories260K-f32.gguf";
 

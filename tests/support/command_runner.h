@@ -1,6 +1,7 @@
 // Helpers for tests that run the CLI, synapse-peer (the llama.cpp harness) or other
 // programs: run a command, capture its stdout and exit code; find out whether
-// the peer's libraries are installed; locate the shared test data.
+// the peer's libraries are installed (and, through shared_data.h, where
+// the shared test data is).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,6 +11,8 @@
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include "support/shared_data.h"
 
 namespace synapse::test {
 
@@ -77,11 +80,6 @@ inline bool peer_available() {
       run_command(shell_quote(SYNAPSE_PEER_PATH) + " selftest >/dev/null 2>&1").exit_code !=
       kPeerExitNoLibrary;
   return available;
-}
-
-// A file under the shared test data folder (next to the repository).
-inline std::filesystem::path shared_data(const std::string& relative) {
-  return std::filesystem::path(std::string(SYNAPSE_SOURCE_DIR) + "/../shared/data/" + relative);
 }
 
 }  // namespace synapse::test

@@ -89,9 +89,12 @@ __m512i q_lineup() {
   return _mm512_load_si512(idx);
 }
 
-__m512i word_indices(std::initializer_list<int16_t> first) {
+// A plain loop, not std::copy of an initializer_list: no std template may be
+// instantiated here (see simd_helpers.h).
+template <size_t N>
+__m512i word_indices(const int16_t (&first)[N]) {
   alignas(64) int16_t idx[32] = {};
-  std::copy(first.begin(), first.end(), idx);
+  for (size_t i = 0; i < N; ++i) idx[i] = first[i];
   return _mm512_load_si512(idx);
 }
 

@@ -41,7 +41,9 @@ struct PanelRowMasks {
 inline PanelRowMasks panel_row_masks(int rows) {
   PanelRowMasks masks;
   for (int h = 0; h < kPanelHalves; ++h) {
-    const int lanes = std::clamp(rows - h * kPanelLanes, 0, kPanelLanes);
+    // Not std::clamp: a std template instantiated here may be emitted weak (see simd_helpers.h).
+    const int left = rows - h * kPanelLanes;
+    const int lanes = left < 0 ? 0 : left > kPanelLanes ? kPanelLanes : left;
     masks.half[h] = static_cast<__mmask16>((1u << lanes) - 1);
   }
   return masks;

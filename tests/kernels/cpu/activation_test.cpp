@@ -11,12 +11,13 @@
 
 #include "kernels/cpu/activation_quantizer.h"
 #include "kernels/cpu/cpu_target.h"
+#include "kernels/cpu/per_cpu_target.h"
 
 namespace synapse::cpu {
 namespace {
 
 TEST(CpuActivation, SimdBlockQuantizerGivesTheScalarBytes) {
-  if (!cpu_supports(CpuTarget::Avx2)) GTEST_SKIP() << "this CPU has no AVX2";
+  SYNAPSE_SKIP_UNLESS_CPU_RUNS(CpuTarget::Avx2);
   std::mt19937 rng(3);
   std::normal_distribution<float> normal(0.0f, 3.0f);
   for (int block : {32, 256}) {

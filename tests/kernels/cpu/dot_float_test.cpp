@@ -1,4 +1,4 @@
-// F32 / F16 / BF16 dot tiles on every target this machine runs: results
+// F32 / F16 / BF16 dot tiles on each CPU target (a test per target): results
 // against a double-precision reference over the dequantized rows, and batch
 // invariance (a pair's float is the same bits whatever tile computes it).
 #include <gtest/gtest.h>
@@ -15,9 +15,13 @@
 #include "kernels/cpu/dot_families.h"
 #include "kernels/cpu/dot_kernel.h"
 #include "kernels/cpu/dot_test_support.h"
+#include "kernels/cpu/per_cpu_target.h"
 
 namespace synapse::cpu {
 namespace {
+
+using DotFloatKernel = target_test::PerCpuTarget;
+using DotFloatTile = target_test::PerCpuTarget;
 
 constexpr Encoding kEncodings[] = {Encoding::F32, Encoding::F16, Encoding::BF16};
 
@@ -59,39 +63,41 @@ TEST(DotFloatKernel, ServesF32F16AndBF16WithF32ActivationsOnEveryTarget) {
   EXPECT_EQ(find_float_dot_kernel(Encoding::F64, CpuTarget::Avx2).tile, nullptr);
 }
 
-TEST(DotFloatKernel, MatchesDoubleReferenceOnEveryTargetAndShape) {
+TEST_P(DotFloatKernel, MatchesDoubleReferenceOnEveryShape) {
   for (Encoding encoding : kEncodings)
     for (int64_t n : {1, 7, 31, 64, 896, 4097})
-      dot_test::expect_tiles_match_reference(encoding, make_operands(encoding, n, static_cast<uint32_t>(n)));
+      dot_test::expect_tiles_match_reference(encoding, GetParam(), make_operands(encoding, n, static_cast<uint32_t>(n)));
 }
 
-TEST(DotFloatTile, EveryTileShapeAndPositionGivesTheBitsOfASinglePair) {
+TEST_P(DotFloatTile, EveryTileShapeAndPositionGivesTheBitsOfASinglePair) {
   for (Encoding encoding : kEncodings)
     for (int64_t n : {7, 64, 896 + 13})
-      dot_test::expect_tiles_batch_invariant(encoding, make_operands(encoding, n, 1234));
+      dot_test::expect_tiles_batch_invariant(encoding, GetParam(), make_operands(encoding, n, 1234));
 }
 
-TEST(DotFloatTile, WritesOnlyItsRowsAndTokens) {
-  dot_test::expect_tiles_write_only_their_outputs(Encoding::F16, make_operands(Encoding::F16, 33, 5));
+TEST_P(DotFloatTile, WritesOnlyItsRowsAndTokens) {
+  dot_test::expect_tiles_write_only_their_outputs(Encoding::F16, GetParam(), make_operands(Encoding::F16, 33, 5));
 }
 
-TEST(DotFloatTile, F16InfinityAndNaNWeightsPropagateOnEveryTarget) {
+TEST_P(DotFloatTile, F16InfinityAndNaNWeightsPropagate) {
   constexpr int64_t kN = 21;  // the specials land in the zero-padded tail too
   std::vector<uint16_t> infinite(kN, fp32_to_fp16(0.5f)), not_a_number(kN, fp32_to_fp16(0.5f));
   infinite[3] = 0x7c00;
   not_a_number[kN - 1] = 0x7e00;
   const std::vector<float> x(kN, 1.0f);
-  for (CpuTarget target : supported_cpu_targets()) {
-    const DotKernel kernel = find_float_dot_kernel(Encoding::F16, target);
-    float y[2];
-    kernel.tile(reinterpret_cast<const uint8_t*>(infinite.data()), 0, 1, reinterpret_cast<const uint8_t*>(x.data()),
-                0, 1, kN, &y[0], 1);
-    kernel.tile(reinterpret_cast<const uint8_t*>(not_a_number.data()), 0, 1,
-                reinterpret_cast<const uint8_t*>(x.data()), 0, 1, kN, &y[1], 1);
-    EXPECT_EQ(y[0], std::numeric_limits<float>::infinity()) << to_string(target);
-    EXPECT_TRUE(std::isnan(y[1])) << to_string(target);
-  }
+  const CpuTarget target = GetParam();
+  const DotKernel kernel = find_float_dot_kernel(Encoding::F16, target);
+  float y[2];
+  kernel.tile(reinterpret_cast<const uint8_t*>(infinite.data()), 0, 1, reinterpret_cast<const uint8_t*>(x.data()),
+              0, 1, kN, &y[0], 1);
+  kernel.tile(reinterpret_cast<const uint8_t*>(not_a_number.data()), 0, 1,
+              reinterpret_cast<const uint8_t*>(x.data()), 0, 1, kN, &y[1], 1);
+  EXPECT_EQ(y[0], std::numeric_limits<float>::infinity()) << to_string(target);
+  EXPECT_TRUE(std::isnan(y[1])) << to_string(target);
 }
+
+SYNAPSE_PER_CPU_TARGET(DotFloatKernel);
+SYNAPSE_PER_CPU_TARGET(DotFloatTile);
 
 }  // namespace
 }  // namespace synapse::cpu

@@ -1,4 +1,4 @@
-// Q4_K / Q5_K / Q6_K dot tiles on every target this machine runs: results
+// Q4_K / Q5_K / Q6_K dot tiles on each CPU target (a test per target): results
 // against a double-precision reference over the dequantized rows (quantized
 // data and raw random blocks with extreme levels, scales and activations),
 // and batch invariance (a pair's float is the same bits in every tile).
@@ -17,9 +17,15 @@
 #include "kernels/cpu/dot_families.h"
 #include "kernels/cpu/dot_kernel.h"
 #include "kernels/cpu/dot_test_support.h"
+#include "kernels/cpu/per_cpu_target.h"
 
 namespace synapse::cpu {
 namespace {
+
+using DotKquantKernel = target_test::PerCpuTarget;
+using DotKquantTile = target_test::PerCpuTarget;
+using DotKquantPanel = target_test::PerCpuTarget;
+using DotKquantMatvec = target_test::PerCpuTarget;
 
 constexpr int64_t kSuper = 256;
 constexpr Encoding kEncodings[] = {Encoding::Q4_K, Encoding::Q5_K, Encoding::Q6_K};
@@ -103,14 +109,15 @@ Operands make_operands(Encoding encoding, int64_t n, Fill fill, uint32_t seed) {
 }
 
 // Every tile shape against the double reference, for every length.
-void expect_matches_reference(Encoding encoding, Fill fill) {
+void expect_matches_reference(Encoding encoding, CpuTarget target, Fill fill) {
   for (int64_t n : kLengths)
-    dot_test::expect_tiles_match_reference(encoding, make_operands(encoding, n, fill, static_cast<uint32_t>(n) + 17));
+    dot_test::expect_tiles_match_reference(encoding, target,
+                                           make_operands(encoding, n, fill, static_cast<uint32_t>(n) + 17));
 }
 
 TEST(DotKquantKernel, ServesQ4KQ5KQ6KWithQ8KActivationsOnEveryTarget) {
   for (Encoding encoding : kEncodings) {
-    for (CpuTarget target : supported_cpu_targets()) {
+    for (CpuTarget target : target_test::kCpuTargets) {
       const DotKernel kernel = best_dot_kernel(encoding, target);
       ASSERT_NE(kernel.tile, nullptr) << to_string(target);
       EXPECT_EQ(kernel.activation, ActivationFormat::Q8K);
@@ -124,32 +131,32 @@ TEST(DotKquantKernel, ServesQ4KQ5KQ6KWithQ8KActivationsOnEveryTarget) {
   EXPECT_EQ(find_kquant_dot_kernel(Encoding::Q3_K, CpuTarget::Avx2).tile, nullptr);
 }
 
-TEST(DotKquantKernel, Q4KMatchesDoubleReferenceOnEveryTargetAndShape) {
-  expect_matches_reference(Encoding::Q4_K, Fill::Quantized);
+TEST_P(DotKquantKernel, Q4KMatchesDoubleReferenceOnEveryShape) {
+  expect_matches_reference(Encoding::Q4_K, GetParam(), Fill::Quantized);
 }
 
-TEST(DotKquantKernel, Q5KMatchesDoubleReferenceOnEveryTargetAndShape) {
-  expect_matches_reference(Encoding::Q5_K, Fill::Quantized);
+TEST_P(DotKquantKernel, Q5KMatchesDoubleReferenceOnEveryShape) {
+  expect_matches_reference(Encoding::Q5_K, GetParam(), Fill::Quantized);
 }
 
-TEST(DotKquantKernel, Q6KMatchesDoubleReferenceOnEveryTargetAndShape) {
-  expect_matches_reference(Encoding::Q6_K, Fill::Quantized);
+TEST_P(DotKquantKernel, Q6KMatchesDoubleReferenceOnEveryShape) {
+  expect_matches_reference(Encoding::Q6_K, GetParam(), Fill::Quantized);
 }
 
-TEST(DotKquantKernel, RawBlocksWithExtremeLevelsAndActivationsMatchDoubleReference) {
-  for (Encoding encoding : kEncodings) expect_matches_reference(encoding, Fill::RawBytes);
+TEST_P(DotKquantKernel, RawBlocksWithExtremeLevelsAndActivationsMatchDoubleReference) {
+  for (Encoding encoding : kEncodings) expect_matches_reference(encoding, GetParam(), Fill::RawBytes);
 }
 
-TEST(DotKquantTile, EveryTileShapeAndPositionGivesTheBitsOfASinglePair) {
+TEST_P(DotKquantTile, EveryTileShapeAndPositionGivesTheBitsOfASinglePair) {
   for (Encoding encoding : kEncodings)
     for (int64_t n : {768, 4864})
-      dot_test::expect_tiles_batch_invariant(encoding, make_operands(encoding, n, Fill::Quantized, 1234));
+      dot_test::expect_tiles_batch_invariant(encoding, GetParam(), make_operands(encoding, n, Fill::Quantized, 1234));
 }
 
 // The AVX-512 VNNI Q4_K / Q5_K tiles take the scalar tile's float steps on
 // the same exact integer sums, so they agree with it bit for bit.
 TEST(DotKquantTile, VnniQ4KAndQ5KTilesHaveTheBitsOfTheScalarTile) {
-  if (!cpu_supports(CpuTarget::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI";
+  SYNAPSE_SKIP_UNLESS_CPU_RUNS(CpuTarget::Avx512Vnni);
   for (Encoding encoding : {Encoding::Q4_K, Encoding::Q5_K}) {
     for (Fill fill : {Fill::Quantized, Fill::RawBytes}) {
       const Operands ops = make_operands(encoding, 768, fill, 99);
@@ -170,31 +177,38 @@ TEST(DotKquantTile, VnniQ4KAndQ5KTilesHaveTheBitsOfTheScalarTile) {
 
 // Rows past a 32-row panel, token counts past its micro-kernel's groups,
 // super-blocks past a repacked chunk: every pair has the tile's bits.
-TEST(DotKquantPanel, EveryPairHasTheBitsOfTheTileAndNothingElseIsWritten) {
+TEST_P(DotKquantPanel, EveryPairHasTheBitsOfTheTileAndNothingElseIsWritten) {
   for (int rows : {1, 5, 16, 17, 32})
     for (int tokens : {1, 3, 4, 7, 16, 21})
       for (int64_t n : {int64_t{256}, int64_t{1280}})
         for (Encoding encoding : {Encoding::Q4_K, Encoding::Q6_K})
-          dot_test::expect_panel_matches_tile(encoding, rows, tokens, n);
+          dot_test::expect_panel_matches_tile(encoding, GetParam(), rows, tokens, n);
 }
 
 // One and several passes, rows of one super-block up to rows past the
 // matvec's prepared chunk (32 super-blocks), short rows (prefetching the
 // next pass) and long ones: every row has the tile's bits.
-TEST(DotKquantMatvec, EveryRowHasTheBitsOfTheTile) {
-  if (!cpu_supports(CpuTarget::Avx512Vnni)) GTEST_SKIP() << "the matvec kernels need AVX-512 VNNI, which this CPU lacks";
+TEST_P(DotKquantMatvec, EveryRowHasTheBitsOfTheTile) {
   for (Encoding encoding : kEncodings) {
-    ASSERT_TRUE(find_dot_kernel(encoding, CpuTarget::Avx512Vnni).matvec);
+    // The AVX-512 VNNI target has one for each of these encodings.
+    if (GetParam() == CpuTarget::Avx512Vnni) {
+      ASSERT_TRUE(find_dot_kernel(encoding, GetParam()).matvec);
+    }
     for (int64_t rows : {8, 24})
       for (int64_t n : {256, 512, 256 * 7, 256 * 32, 256 * 33, 256 * 70})
-        dot_test::expect_matvec_matches_tile(encoding, rows, n);
+        dot_test::expect_matvec_matches_tile(encoding, GetParam(), rows, n);
   }
 }
 
-TEST(DotKquantTile, WritesOnlyItsRowsAndTokens) {
+TEST_P(DotKquantTile, WritesOnlyItsRowsAndTokens) {
   for (Encoding encoding : kEncodings)
-    dot_test::expect_tiles_write_only_their_outputs(encoding, make_operands(encoding, 512, Fill::Quantized, 5));
+    dot_test::expect_tiles_write_only_their_outputs(encoding, GetParam(), make_operands(encoding, 512, Fill::Quantized, 5));
 }
+
+SYNAPSE_PER_CPU_TARGET(DotKquantKernel);
+SYNAPSE_PER_CPU_TARGET(DotKquantTile);
+SYNAPSE_PER_CPU_TARGET(DotKquantPanel);
+SYNAPSE_PER_CPU_TARGET(DotKquantMatvec);
 
 }  // namespace
 }  // namespace synapse::cpu

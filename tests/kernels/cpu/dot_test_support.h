@@ -1,7 +1,8 @@
 // Scaffolding shared by the dot tile tests (dot_legacy_test.cpp,
 // dot_kquant_test.cpp, dot_float_test.cpp): operands of kMaxTileRows
 // weight rows and kMaxTileTokens activation rows, and the three checks every
-// family's tiles must pass on every target this machine runs:
+// family's tiles must pass on each target (one test per target, see
+// per_cpu_target.h):
 //   - each pair's float is within 1e-5 * sum |products| of a double
 //     reference over the values the tile reads,
 //   - batch invariance: a pair's float has the same bits whatever the tile
@@ -90,13 +91,6 @@ inline std::vector<float> run_tile(const DotKernel& kernel, const Operands& ops,
   return dense;
 }
 
-inline std::vector<CpuTarget> targets_with_kernels(Encoding encoding) {
-  std::vector<CpuTarget> targets;
-  for (CpuTarget target : supported_cpu_targets())
-    if (find_dot_kernel(encoding, target).tile) targets.push_back(target);
-  return targets;
-}
-
 // "avx2 q4_K n=512": which kernel and operands a failure is about.
 inline std::string describe(Encoding encoding, CpuTarget target, const Operands& ops) {
   return std::string(to_string(target)) + " " + encoding_info(encoding).name +
@@ -123,11 +117,12 @@ inline void expect_kernel_matches_reference(const DotKernel& kernel, const Opera
   }
 }
 
-// Every tile shape at (0, 0) against the double reference, on every target
-// with a kernel for `encoding`.
-inline void expect_tiles_match_reference(Encoding encoding, const Operands& ops) {
-  for (CpuTarget target : targets_with_kernels(encoding))
-    expect_kernel_matches_reference(find_dot_kernel(encoding, target), ops, describe(encoding, target, ops));
+// Every tile shape at (0, 0) against the double reference, for target's own
+// kernel for `encoding` (none: nothing to check; the target uses a lesser
+// target's kernel, checked under that target).
+inline void expect_tiles_match_reference(Encoding encoding, CpuTarget target, const Operands& ops) {
+  const DotKernel kernel = find_dot_kernel(encoding, target);
+  if (kernel.tile) expect_kernel_matches_reference(kernel, ops, describe(encoding, target, ops));
 }
 
 inline void expect_kernel_batch_invariant(const DotKernel& kernel, const Operands& ops, const std::string& what) {
@@ -151,34 +146,35 @@ inline void expect_kernel_batch_invariant(const DotKernel& kernel, const Operand
 }
 
 // Every tile shape at every position gives each pair the bits of the 1x1
-// tile of that pair, on every target with a kernel for `encoding`.
-inline void expect_tiles_batch_invariant(Encoding encoding, const Operands& ops) {
-  for (CpuTarget target : targets_with_kernels(encoding))
-    expect_kernel_batch_invariant(find_dot_kernel(encoding, target), ops, describe(encoding, target, ops));
+// tile of that pair, for target's own kernel for `encoding` (if any).
+inline void expect_tiles_batch_invariant(Encoding encoding, CpuTarget target, const Operands& ops) {
+  const DotKernel kernel = find_dot_kernel(encoding, target);
+  if (kernel.tile) expect_kernel_batch_invariant(kernel, ops, describe(encoding, target, ops));
 }
 
-// A 3x2 tile into a 6-wide output leaves every other output as it was, on
-// every target with a kernel for `encoding`.
-inline void expect_tiles_write_only_their_outputs(Encoding encoding, const Operands& ops) {
+// A 3x2 tile into a 6-wide output leaves every other output as it was, for
+// target's own kernel for `encoding` (if any).
+inline void expect_tiles_write_only_their_outputs(Encoding encoding, CpuTarget target, const Operands& ops) {
   constexpr int kRows = 3, kTokens = 2;
   constexpr int64_t kYStride = 6;
-  for (CpuTarget target : targets_with_kernels(encoding)) {
-    std::vector<float> y(kMaxTileTokens * kYStride, -7.0f);
-    find_dot_kernel(encoding, target)
-        .tile(ops.row(0), ops.w_stride, kRows, ops.token(0), ops.x_stride, kTokens, ops.n, y.data(), kYStride);
-    for (int t = 0; t < kMaxTileTokens; ++t) {
-      for (int r = 0; r < kYStride; ++r) {
-        if (t < kTokens && r < kRows) continue;
-        EXPECT_EQ(y[t * kYStride + r], -7.0f) << describe(encoding, target, ops) << " y[" << t << "][" << r << "]";
-      }
+  const DotKernel kernel = find_dot_kernel(encoding, target);
+  if (!kernel.tile) return;
+  std::vector<float> y(kMaxTileTokens * kYStride, -7.0f);
+  kernel.tile(ops.row(0), ops.w_stride, kRows, ops.token(0), ops.x_stride, kTokens, ops.n, y.data(), kYStride);
+  for (int t = 0; t < kMaxTileTokens; ++t) {
+    for (int r = 0; r < kYStride; ++r) {
+      if (t < kTokens && r < kRows) continue;
+      EXPECT_EQ(y[t * kYStride + r], -7.0f) << describe(encoding, target, ops) << " y[" << t << "][" << r << "]";
     }
   }
 }
 
 // A panel of `rows` rows (n elements, random weights of `encoding`) against
 // `tokens` random activation rows gives every pair the bits of the 1x1 tile
-// and leaves the rest of y alone, on every target whose kernel has a panel.
-inline void expect_panel_matches_tile(Encoding encoding, int rows, int tokens, int64_t n) {
+// and leaves the rest of y alone, for target's kernel if it has a panel.
+inline void expect_panel_matches_tile(Encoding encoding, CpuTarget target, int rows, int tokens, int64_t n) {
+  const DotKernel kernel = find_dot_kernel(encoding, target);
+  if (!kernel.panel) return;
   std::mt19937 rng(static_cast<uint32_t>(rows * 1000 + tokens));
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   const uint64_t w_stride = row_bytes(encoding, n) + 5;
@@ -190,40 +186,39 @@ inline void expect_panel_matches_tile(Encoding encoding, int rows, int tokens, i
     quantize_row(encoding, values.data(), w.data() + r * w_stride, n);
   }
   const int64_t y_stride = rows + 3;
-  for (CpuTarget target : supported_cpu_targets()) {
-    const DotKernel kernel = find_dot_kernel(encoding, target);
-    if (!kernel.panel) continue;
-    const uint64_t x_stride = activation_row_bytes(kernel.activation, n) + 9;
-    std::vector<uint8_t> x(tokens * x_stride, 0xee);
-    for (int t = 0; t < tokens; ++t) {
-      for (float& v : values) v = 3.0f * uniform(rng);
-      quantize_activation_row(kernel.activation, values.data(), n, x.data() + t * x_stride);
-    }
-    std::vector<float> y(tokens * y_stride + 1, -7.0f);
-    kernel.panel(w.data(), w_stride, rows, x.data(), x_stride, tokens, n, y.data(), y_stride);
-    for (int t = 0; t < tokens; ++t) {
-      for (int r = 0; r < y_stride; ++r) {
-        const float got = y[t * y_stride + r];
-        if (r >= rows) {
-          ASSERT_EQ(got, -7.0f) << to_string(target) << " wrote y[" << t << "][" << r << "]";
-          continue;
-        }
-        float single = 0.0f;
-        kernel.tile(w.data() + r * w_stride, w_stride, 1, x.data() + t * x_stride, x_stride, 1, n, &single, 1);
-        ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(single))
-            << to_string(target) << " " << encoding_info(encoding).name << " panel " << rows
-            << "x" << tokens << " n=" << n << " pair (" << r << "," << t << ")";
-      }
-    }
-    ASSERT_EQ(y.back(), -7.0f) << to_string(target);
+  const uint64_t x_stride = activation_row_bytes(kernel.activation, n) + 9;
+  std::vector<uint8_t> x(tokens * x_stride, 0xee);
+  for (int t = 0; t < tokens; ++t) {
+    for (float& v : values) v = 3.0f * uniform(rng);
+    quantize_activation_row(kernel.activation, values.data(), n, x.data() + t * x_stride);
   }
+  std::vector<float> y(tokens * y_stride + 1, -7.0f);
+  kernel.panel(w.data(), w_stride, rows, x.data(), x_stride, tokens, n, y.data(), y_stride);
+  for (int t = 0; t < tokens; ++t) {
+    for (int r = 0; r < y_stride; ++r) {
+      const float got = y[t * y_stride + r];
+      if (r >= rows) {
+        ASSERT_EQ(got, -7.0f) << to_string(target) << " wrote y[" << t << "][" << r << "]";
+        continue;
+      }
+      float single = 0.0f;
+      kernel.tile(w.data() + r * w_stride, w_stride, 1, x.data() + t * x_stride, x_stride, 1, n, &single, 1);
+      ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(single))
+          << to_string(target) << " " << encoding_info(encoding).name << " panel " << rows
+          << "x" << tokens << " n=" << n << " pair (" << r << "," << t << ")";
+    }
+  }
+  ASSERT_EQ(y.back(), -7.0f) << to_string(target);
 }
 
 // The kernel's matrix-vector product (where it has one) over `rows` rows
 // (a multiple of its pass) of n elements, with the matrix ending exactly
 // at its last row (so a read past it would be caught by ASan): every row
-// has the tile's bits and nothing past y[rows) is written.
-inline void expect_matvec_matches_tile(Encoding encoding, int64_t rows, int64_t n) {
+// has the tile's bits and nothing past y[rows) is written; for target's
+// kernel if it has a matrix-vector product.
+inline void expect_matvec_matches_tile(Encoding encoding, CpuTarget target, int64_t rows, int64_t n) {
+  const DotKernel kernel = find_dot_kernel(encoding, target);
+  if (!kernel.matvec) return;
   std::mt19937 rng(static_cast<uint32_t>(rows * 1000 + n));
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   const uint64_t w_stride = row_bytes(encoding, n);
@@ -234,24 +229,20 @@ inline void expect_matvec_matches_tile(Encoding encoding, int64_t rows, int64_t 
     values[(r * 37) % n] = 60.0f;  // an outlier
     quantize_row(encoding, values.data(), w.data() + r * w_stride, n);
   }
-  for (CpuTarget target : supported_cpu_targets()) {
-    const DotKernel kernel = find_dot_kernel(encoding, target);
-    if (!kernel.matvec) continue;
-    ASSERT_EQ(rows % kernel.matvec_rows, 0);
-    std::vector<uint8_t> x(activation_row_bytes(kernel.activation, n));
-    for (float& v : values) v = 3.0f * uniform(rng);
-    quantize_activation_row(kernel.activation, values.data(), n, x.data());
-    std::vector<float> y(rows + 1, -7.0f);
-    kernel.matvec(w.data(), w_stride, rows, x.data(), n, y.data());
-    for (int64_t r = 0; r < rows; ++r) {
-      float single = 0.0f;
-      kernel.tile(w.data() + r * w_stride, w_stride, 1, x.data(), 0, 1, n, &single, 1);
-      ASSERT_EQ(std::bit_cast<uint32_t>(y[r]), std::bit_cast<uint32_t>(single))
-          << to_string(target) << " " << encoding_info(encoding).name << " matvec " << rows
-          << " rows n=" << n << " row " << r;
-    }
-    ASSERT_EQ(y.back(), -7.0f) << to_string(target);
+  ASSERT_EQ(rows % kernel.matvec_rows, 0);
+  std::vector<uint8_t> x(activation_row_bytes(kernel.activation, n));
+  for (float& v : values) v = 3.0f * uniform(rng);
+  quantize_activation_row(kernel.activation, values.data(), n, x.data());
+  std::vector<float> y(rows + 1, -7.0f);
+  kernel.matvec(w.data(), w_stride, rows, x.data(), n, y.data());
+  for (int64_t r = 0; r < rows; ++r) {
+    float single = 0.0f;
+    kernel.tile(w.data() + r * w_stride, w_stride, 1, x.data(), 0, 1, n, &single, 1);
+    ASSERT_EQ(std::bit_cast<uint32_t>(y[r]), std::bit_cast<uint32_t>(single))
+        << to_string(target) << " " << encoding_info(encoding).name << " matvec " << rows
+        << " rows n=" << n << " row " << r;
   }
+  ASSERT_EQ(y.back(), -7.0f) << to_string(target);
 }
 
 }  // namespace synapse::cpu::dot_test

@@ -1,6 +1,6 @@
 // The threaded CPU matrix product against the reference matmul, for every
-// encoding with a CPU kernel and every dispatch target this machine runs,
-// and its batch and thread invariance.
+// encoding with a CPU kernel and every dispatch target (a test per encoding
+// and target), and its batch and thread invariance.
 #include "kernels/cpu/matmul.h"
 
 #include <gtest/gtest.h>
@@ -9,8 +9,10 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <tuple>
 #include <vector>
 
+#include "kernels/cpu/per_cpu_target.h"
 #include "encoding/encoding.h"
 
 namespace synapse::cpu {
@@ -68,10 +70,14 @@ struct Case {
   int64_t tokens;
 };
 
-class CpuMatmul : public ::testing::TestWithParam<Encoding> {};
+// One test per encoding and target; a target this CPU lacks skips.
+class CpuMatmul : public ::testing::TestWithParam<std::tuple<Encoding, CpuTarget>> {
+ protected:
+  void SetUp() override { SYNAPSE_SKIP_UNLESS_CPU_RUNS(std::get<1>(GetParam())); }
+};
 
-TEST_P(CpuMatmul, MatchesReferenceOnEveryTargetWithinQuantizationBound) {
-  const Encoding encoding = GetParam();
+TEST_P(CpuMatmul, MatchesReferenceWithinQuantizationBound) {
+  const auto [encoding, target] = GetParam();
   const int64_t block = encoding_info(encoding).block_elems;
   const int64_t unit = std::max<int64_t>(block, 32);
   std::mt19937 rng(7);
@@ -85,26 +91,24 @@ TEST_P(CpuMatmul, MatchesReferenceOnEveryTargetWithinQuantizationBound) {
     std::vector<float> w_rows(static_cast<size_t>(c.rows * c.cols));
     for (int64_t r = 0; r < c.rows; ++r) dequantize_row(encoding, w.view.row(r), &w_rows[r * c.cols], c.cols);
 
-    for (CpuTarget target : supported_cpu_targets()) {
-      const DotKernel kernel = best_dot_kernel(encoding, target);
-      ASSERT_NE(kernel.tile, nullptr) << to_string(target);
-      for (int threads : {1, 3}) {
-        ThreadPool pool(threads);
-        std::vector<uint8_t> act(matmul_scratch_bytes(c.tokens, c.cols));
-        std::vector<float> y(expected.size());
-        matmul(x.data(), c.tokens, {&w.view, bias.data(), y.data(), kernel}, act.data(), pool);
-        for (int64_t t = 0; t < c.tokens; ++t)
-          for (int64_t o = 0; o < c.rows; ++o) {
-            const float* x_row = &x[t * c.cols];
-            const float* w_row = &w_rows[o * c.cols];
-            double magnitude = 0.0;
-            for (int64_t i = 0; i < c.cols; ++i) magnitude += std::fabs(double{x_row[i]} * w_row[i]);
-            const double bound = quantization_bound(kernel, x_row, w_row, c.cols) * 1.001 + 1e-5 * magnitude + 1e-5;
-            EXPECT_NEAR(y[t * c.rows + o], expected[t * c.rows + o], bound)
-                << to_string(target) << " threads " << threads << " rows " << c.rows << " cols " << c.cols
-                << " token " << t << " row " << o;
-          }
-      }
+    const DotKernel kernel = best_dot_kernel(encoding, target);
+    ASSERT_NE(kernel.tile, nullptr) << to_string(target);
+    for (int threads : {1, 3}) {
+      ThreadPool pool(threads);
+      std::vector<uint8_t> act(matmul_scratch_bytes(c.tokens, c.cols));
+      std::vector<float> y(expected.size());
+      matmul(x.data(), c.tokens, {&w.view, bias.data(), y.data(), kernel}, act.data(), pool);
+      for (int64_t t = 0; t < c.tokens; ++t)
+        for (int64_t o = 0; o < c.rows; ++o) {
+          const float* x_row = &x[t * c.cols];
+          const float* w_row = &w_rows[o * c.cols];
+          double magnitude = 0.0;
+          for (int64_t i = 0; i < c.cols; ++i) magnitude += std::fabs(double{x_row[i]} * w_row[i]);
+          const double bound = quantization_bound(kernel, x_row, w_row, c.cols) * 1.001 + 1e-5 * magnitude + 1e-5;
+          EXPECT_NEAR(y[t * c.rows + o], expected[t * c.rows + o], bound)
+              << to_string(target) << " threads " << threads << " rows " << c.rows << " cols " << c.cols
+              << " token " << t << " row " << o;
+        }
     }
   }
 }
@@ -112,31 +116,29 @@ TEST_P(CpuMatmul, MatchesReferenceOnEveryTargetWithinQuantizationBound) {
 // Batches below and above every kernel's panel_min_tokens (tiles, then
 // panels where the kernel has them) against one token at a time.
 TEST_P(CpuMatmul, TokenResultsDoNotDependOnBatchOrThreads) {
-  const Encoding encoding = GetParam();
+  const auto [encoding, target] = GetParam();
   const int64_t cols = std::max<int64_t>(encoding_info(encoding).block_elems, 32) * 3;
   const int64_t rows = 37;
   for (const int64_t tokens : {int64_t{9}, int64_t{kPanelMinTokens} + 3, int64_t{2 * kPanelMinTokens} + 3}) {
     std::mt19937 rng(11);
     const Matrix w = random_matrix(encoding, rows, cols, rng);
     const std::vector<float> x = random_activations(tokens, cols, rng);
-    for (CpuTarget target : supported_cpu_targets()) {
-      const DotKernel kernel = best_dot_kernel(encoding, target);
-      std::vector<uint8_t> act(matmul_scratch_bytes(tokens, cols));
-      ThreadPool one(1), three(3);
-      std::vector<float> batch(static_cast<size_t>(tokens * rows));
-      matmul(x.data(), tokens, {&w.view, nullptr, batch.data(), kernel}, act.data(), three);
-      for (int64_t t = 0; t < tokens; ++t) {
-        std::vector<float> single(static_cast<size_t>(rows));
-        matmul(&x[t * cols], 1, {&w.view, nullptr, single.data(), kernel}, act.data(), one);
-        EXPECT_EQ(0, std::memcmp(single.data(), &batch[t * rows], single.size() * sizeof(float)))
-            << to_string(target) << " tokens " << tokens << " token " << t;
-      }
+    const DotKernel kernel = best_dot_kernel(encoding, target);
+    std::vector<uint8_t> act(matmul_scratch_bytes(tokens, cols));
+    ThreadPool one(1), three(3);
+    std::vector<float> batch(static_cast<size_t>(tokens * rows));
+    matmul(x.data(), tokens, {&w.view, nullptr, batch.data(), kernel}, act.data(), three);
+    for (int64_t t = 0; t < tokens; ++t) {
+      std::vector<float> single(static_cast<size_t>(rows));
+      matmul(&x[t * cols], 1, {&w.view, nullptr, single.data(), kernel}, act.data(), one);
+      EXPECT_EQ(0, std::memcmp(single.data(), &batch[t * rows], single.size() * sizeof(float)))
+          << to_string(target) << " tokens " << tokens << " token " << t;
     }
   }
 }
 
 TEST_P(CpuMatmul, GroupedProductsEqualSeparateOnes) {
-  const Encoding encoding = GetParam();
+  const auto [encoding, target] = GetParam();
   const int64_t cols = std::max<int64_t>(encoding_info(encoding).block_elems, 32) * 2;
   const int64_t tokens = 6;
   std::mt19937 rng(13);
@@ -144,24 +146,27 @@ TEST_P(CpuMatmul, GroupedProductsEqualSeparateOnes) {
   const Matrix a = random_matrix(encoding, 9, cols, rng);
   const Matrix b = random_matrix(Encoding::Q8_0, 5, cols, rng);
   const std::vector<float> x = random_activations(tokens, cols, rng);
-  for (CpuTarget target : supported_cpu_targets()) {
-    ThreadPool pool(2);
-    std::vector<uint8_t> act(matmul_scratch_bytes(tokens, cols));
-    std::vector<float> ya(static_cast<size_t>(tokens * 9)), yb(static_cast<size_t>(tokens * 5));
-    std::vector<float> ga(ya.size()), gb(yb.size());
-    const MatmulProduct pa{&a.view, nullptr, ya.data(), best_dot_kernel(encoding, target)};
-    const MatmulProduct pb{&b.view, nullptr, yb.data(), best_dot_kernel(Encoding::Q8_0, target)};
-    matmul(x.data(), tokens, pa, act.data(), pool);
-    matmul(x.data(), tokens, pb, act.data(), pool);
-    const MatmulProduct group[] = {{&a.view, nullptr, ga.data(), pa.kernel}, {&b.view, nullptr, gb.data(), pb.kernel}};
-    matmul_group(x.data(), tokens, group, act.data(), pool);
-    EXPECT_EQ(0, std::memcmp(ya.data(), ga.data(), ya.size() * sizeof(float))) << to_string(target);
-    EXPECT_EQ(0, std::memcmp(yb.data(), gb.data(), yb.size() * sizeof(float))) << to_string(target);
-  }
+  ThreadPool pool(2);
+  std::vector<uint8_t> act(matmul_scratch_bytes(tokens, cols));
+  std::vector<float> ya(static_cast<size_t>(tokens * 9)), yb(static_cast<size_t>(tokens * 5));
+  std::vector<float> ga(ya.size()), gb(yb.size());
+  const MatmulProduct pa{&a.view, nullptr, ya.data(), best_dot_kernel(encoding, target)};
+  const MatmulProduct pb{&b.view, nullptr, yb.data(), best_dot_kernel(Encoding::Q8_0, target)};
+  matmul(x.data(), tokens, pa, act.data(), pool);
+  matmul(x.data(), tokens, pb, act.data(), pool);
+  const MatmulProduct group[] = {{&a.view, nullptr, ga.data(), pa.kernel}, {&b.view, nullptr, gb.data(), pb.kernel}};
+  matmul_group(x.data(), tokens, group, act.data(), pool);
+  EXPECT_EQ(0, std::memcmp(ya.data(), ga.data(), ya.size() * sizeof(float))) << to_string(target);
+  EXPECT_EQ(0, std::memcmp(yb.data(), gb.data(), yb.size() * sizeof(float))) << to_string(target);
 }
 
-INSTANTIATE_TEST_SUITE_P(Encodings, CpuMatmul, ::testing::ValuesIn(kEncodings),
-                         [](const auto& info) { return std::string(encoding_info(info.param).name); });
+INSTANTIATE_TEST_SUITE_P(EncodingsAndTargets, CpuMatmul,
+                         ::testing::Combine(::testing::ValuesIn(kEncodings),
+                                            ::testing::ValuesIn(target_test::kCpuTargets)),
+                         [](const auto& info) {
+                           return std::string(encoding_info(std::get<0>(info.param)).name) +
+                                  "_" + to_string(std::get<1>(info.param));
+                         });
 
 }  // namespace
 }  // namespace synapse::cpu
