@@ -183,9 +183,12 @@ int run(const RunFlags& f) {
   }
   LoadOptions load;
   load.max_ctx = static_cast<uint32_t>(f.ctx);
-  // A step never takes more tokens than the prompt: a short prompt does not
-  // plan (and charge to a budget) the buffers of a full --ubatch-size step.
-  load.chunk = static_cast<uint32_t>(std::clamp<int64_t>(static_cast<int64_t>(prompt.size()), 1, f.ubatch));
+  // A step never takes more tokens than the prompt, or than a speculative
+  // verifier pass (the last token and draft-max drafts): a short prompt does
+  // not plan (and charge to a budget) the buffers of a full --ubatch-size step.
+  int64_t step = std::clamp<int64_t>(static_cast<int64_t>(prompt.size()), 1, f.ubatch);
+  if (f.speculative()) step = std::max<int64_t>(step, f.draft_max + 1);
+  load.chunk = static_cast<uint32_t>(step);
   const Model model = load_model(path, load);
   if (prompt.empty()) {  // no prompt: generate from BOS, as llama2.c does
     if (!model.info.bos_token)
