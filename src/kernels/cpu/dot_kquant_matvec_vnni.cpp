@@ -192,8 +192,6 @@ struct Q4KOrQ5KRows : Q4KOrQ5KLayout<kFifthBit> {
 
 // Q6_K rows, eight per pass; the activation side is read in place.
 struct Q6KRows {
-  static constexpr uint64_t kBlockBytes = kQ6KBytes;
-
   // The exact int32 sums of scale * level * activation of one row's
   // super-block wb, plus `dots`; scales16: two rows' scales as int16, this
   // row's in 256-bit half k.
