@@ -126,8 +126,6 @@ std::span<const float> Session::eval_last(std::span<const int32_t> tokens, int64
   run_chunks(tokens, rows, [&](std::span<const float> logits, size_t) {
     std::copy(logits.end() - static_cast<std::ptrdiff_t>(size), logits.end(), last_rows_.begin());
   });
-  std::copy(last_rows_.begin() + static_cast<std::ptrdiff_t>(size - last_logits_.size()),
-            last_rows_.begin() + static_cast<std::ptrdiff_t>(size), last_logits_.begin());
   return std::span<const float>(last_rows_).first(size);
 }
 
