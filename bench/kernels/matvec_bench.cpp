@@ -27,29 +27,34 @@ struct MatrixCase {
   const char* name;
   int64_t rows;
   int copies;  // distinct matrices visited in turn
+  int64_t cols = kCols;
 };
 
-constexpr MatrixCase kCases[] = {{"l2", 96, 1}, {"model", 896, 1}, {"dram", 896, 96}};
+// "dram-short": short rows (Qwen2.5-0.5B's 896-wide gate and up
+// projections), which the hardware prefetcher follows worst.
+constexpr MatrixCase kCases[] = {
+    {"l2", 96, 1}, {"model", 896, 1}, {"dram", 896, 96}, {"dram-short", 4864, 24, 1024}};
 
 void matvec(benchmark::State& state, Encoding encoding, CpuTarget target, MatrixCase shape, int tokens) {
   const DotKernel kernel = find_dot_kernel(encoding, target);
-  const uint64_t w_stride = row_bytes(encoding, kCols);
+  const int64_t cols = shape.cols;
+  const uint64_t w_stride = row_bytes(encoding, cols);
   const uint64_t matrix_bytes = w_stride * shape.rows;
-  const uint64_t x_stride = activation_row_bytes(kernel.activation, kCols);
+  const uint64_t x_stride = activation_row_bytes(kernel.activation, cols);
 
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<float> values(kCols);
+  std::vector<float> values(cols);
   std::vector<uint8_t> weights(matrix_bytes * shape.copies);
   for (int64_t r = 0; r < shape.rows; ++r) {
     for (float& v : values) v = uniform(rng);
-    quantize_row(encoding, values.data(), weights.data() + r * w_stride, kCols);
+    quantize_row(encoding, values.data(), weights.data() + r * w_stride, cols);
   }
   for (int c = 1; c < shape.copies; ++c) std::memcpy(weights.data() + c * matrix_bytes, weights.data(), matrix_bytes);
   std::vector<uint8_t> x(x_stride * tokens);
   for (int t = 0; t < tokens; ++t) {
     for (float& v : values) v = uniform(rng);
-    quantize_activation_row(kernel.activation, values.data(), kCols, x.data() + t * x_stride);
+    quantize_activation_row(kernel.activation, values.data(), cols, x.data() + t * x_stride);
   }
   std::vector<float> y(shape.rows * tokens);
 
@@ -59,11 +64,11 @@ void matvec(benchmark::State& state, Encoding encoding, CpuTarget target, Matrix
     int64_t first = 0;  // as matmul: whole matrix-vector passes, then tiles
     if (tokens == 1 && kernel.matvec) {
       first = shape.rows / kernel.matvec_rows * kernel.matvec_rows;
-      kernel.matvec(w, w_stride, first, x.data(), kCols, y.data());
+      kernel.matvec(w, w_stride, first, x.data(), cols, y.data());
     }
     for (int64_t r = first; r < shape.rows; r += kMaxTileRows) {
       const int rows = static_cast<int>(std::min<int64_t>(kMaxTileRows, shape.rows - r));
-      kernel.tile(w + r * w_stride, w_stride, rows, x.data(), x_stride, tokens, kCols, y.data() + r, shape.rows);
+      kernel.tile(w + r * w_stride, w_stride, rows, x.data(), x_stride, tokens, cols, y.data() + r, shape.rows);
     }
     benchmark::DoNotOptimize(y.data());
     copy = (copy + 1) % shape.copies;

@@ -6,10 +6,10 @@
 // The tiles (dot_legacy_vnni.cpp) spend most of their instructions on
 // reading scales and on horizontal sums, not on products; a decode step
 // then runs out of instructions before it runs out of memory bandwidth.
-// Here, per row and step, one 64-byte load holds [scale b | qs b | scale
-// b+1 | most of qs b+1] and a 4-byte load the rest; one word permute lines
-// the qs up for vpdpbusd, and the scales of eight rows are gathered from
-// the same loads by a tree of word permutes. The products of eight rows
+// Here, per row and step, two 32-byte loads put the qs of blocks b and
+// b + 1 side by side for vpdpbusd, and the scales of eight rows are
+// gathered from 64-byte loads of the steps' starts by a tree of word
+// permutes. The products of eight rows
 // are summed horizontally together, which takes fewer shuffles per row than
 // four. The activation side (the two blocks' qs side by side, the -128 *
 // sum offset that undoes the weights' +128, the two block scales) is laid
@@ -76,17 +76,15 @@ void prepare(const uint8_t* x, int64_t blocks, int64_t s0, int64_t count, StepAc
   }
 }
 
-// Word indices for _mm512_permutex2var_epi16 (bit 5 picks the second
-// source).
-__m512i q_lineup() {
-  // Lanes 0-15: words 1-16 (block b's qs); 16-29: words 18-31 (block b+1's
-  // first 28 bytes); 30-31: the 4-byte load's two words.
-  alignas(64) int16_t idx[32];
-  for (int i = 0; i < 16; ++i) idx[i] = static_cast<int16_t>(1 + i);
-  for (int i = 0; i < 14; ++i) idx[16 + i] = static_cast<int16_t>(18 + i);
-  idx[30] = 32;
-  idx[31] = 33;
-  return _mm512_load_si512(idx);
+// The qs of blocks b and b + 1 (bytes 2-33 and 36-67 of the step) in the
+// register's two halves, straight from two 32-byte loads: no shuffle of
+// the weights' bytes (a word permute per row cost Zen 4 a tenth of its
+// speed). A lone last block leaves the high half zero.
+template <bool kLone>
+[[gnu::always_inline]] inline __m512i block_pair_qs(const uint8_t* row) {
+  const __m256i low = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2));
+  if constexpr (kLone) return _mm512_zextsi256_si512(low);
+  return _mm512_inserti64x4(_mm512_castsi256_si512(low), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 36)), 1);
 }
 
 // A plain loop, not std::copy of an initializer_list: no std template may be
@@ -99,7 +97,6 @@ __m512i word_indices(const int16_t (&first)[N]) {
 }
 
 struct Constants {
-  __m512i q_lineup = legacy::q_lineup();
   // Two rows' scales (words 0 and 17): [b r0, b r1, b+1 r0, b+1 r1].
   __m512i scale_pair = word_indices({0, 32, 17, 49});
   // Two such pairs: [b r0-3, b+1 r0-3].
@@ -133,8 +130,7 @@ template <bool kLone>
     for (int i = 0; i < 2; ++i) {
       const uint8_t* row = p + (r + i) * w_stride;
       raw[i] = kLone ? _mm512_maskz_loadu_epi16(0x1ffff, row) : _mm512_loadu_si512(row);
-      const __m512i tail = kLone ? _mm512_setzero_si512() : _mm512_castsi128_si512(_mm_loadu_si32(row + 64));
-      const __m512i q = _mm512_xor_si512(_mm512_permutex2var_epi16(raw[i], c.q_lineup, tail), c.sign_flip);
+      const __m512i q = _mm512_xor_si512(block_pair_qs<kLone>(row), c.sign_flip);
       sums[r + i] = _mm512_dpbusd_epi32(offset, q, xq);
     }
     pairs[r / 2] = _mm512_permutex2var_epi16(raw[0], c.scale_pair, raw[1]);
