@@ -40,7 +40,9 @@ ninja -C build-asan -j "$jobs" synapse synapse_tests fuzz_gguf fuzz_tokenizer fu
 # Everything but the large llama.cpp load matrix (its files are big and the
 # peer is not instrumented anyway). Full malloc stacks let the suppression
 # name the one libstdc++ function it covers.
-ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=tests/lsan.supp ./build-asan/tests/synapse_tests --gtest_brief=1 \
+# One process per core, each a shard of the tests (most tests use one core).
+ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=tests/lsan.supp \
+  bash scripts/run_gtest_shards.sh "$jobs" build-asan/shards ./build-asan/tests/synapse_tests --gtest_brief=1 \
   --gtest_filter='-SynthPeer*:CliInspect.JsonTotals*:*PeerLogits*:FullMatrix*'
 
 # The fuzzers, and the instruction-set objects' symbol check on clang's objects.
@@ -54,5 +56,6 @@ cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 ninja -C build-tsan -j "$jobs" synapse_tsan_tests
 # Not the allocation-counting test: its counting operator new is not linked
 # (TSan's runtime brings its own).
-TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/synapse_tsan_tests --gtest_brief=1 \
+TSAN_OPTIONS=halt_on_error=1 bash scripts/run_gtest_shards.sh "$jobs" build-tsan/shards \
+  ./build-tsan/tests/synapse_tsan_tests --gtest_brief=1 \
   --gtest_filter='-PagedSession.PagedDecodeStepsAllocateNothing'

@@ -19,6 +19,7 @@
 #include "exec/session.h"
 #include "generate/draft_model.h"
 #include "generate/generation.h"
+#include "generate/parallel_generation.h"
 #include "generate/speculative.h"
 #include "model/model.h"
 #include "synapse/error.h"
@@ -50,6 +51,8 @@ struct RunFlags {
   int32_t draft_min = 0;
   int32_t lookup_ngram = 0;
   bool speculative() const { return !model_draft.empty() || lookup_ngram > 0; }
+  // Continuations of the prompt decoded together in batched steps.
+  int32_t parallel = 1;
 };
 
 std::vector<int32_t> parse_ids(const std::string& text) {
@@ -168,9 +171,39 @@ void print_speculative_stats(const SpeculativeStats& stats, size_t generated) {
                generated > 1 ? static_cast<double>(stats.target_passes) / static_cast<double>(generated - 1) : 0.0);
 }
 
+// --parallel P: P continuations in batched steps, printed when all are
+// done (as text, or ids with --ids), then the aggregate decode rate.
+void run_parallel(const RunFlags& f, exec::Session& session, std::span<const int32_t> prompt,
+                  const GenerationOptions& gen, const Tokenizer* tokenizer) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<std::vector<int32_t>> all =
+      generate_parallel(session, sampling_params(f.sampling), prompt, f.parallel, gen);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  size_t generated = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    generated += all[i].size();
+    std::printf("[sequence %zu] ", i);
+    if (tokenizer && !f.print_ids) {
+      Utf8Stream text(f.raw ? Utf8Stream::Invalid::Keep : Utf8Stream::Invalid::Replace);
+      std::string bytes = text.push(tokenizer->decode(all[i]));
+      bytes += text.flush();
+      std::fwrite(bytes.data(), 1, bytes.size(), stdout);
+    } else {
+      for (size_t t = 0; t < all[i].size(); ++t) std::printf(t ? " %d" : "%d", all[i][t]);
+    }
+    std::printf("\n");
+  }
+  std::fflush(stdout);
+  std::fprintf(stderr, "synapse run: %d sequences: %zu prompt tokens once, %zu tokens generated in %.2f s, %.2f tok/s\n",
+               f.parallel, prompt.size(), generated, seconds, seconds > 0 ? static_cast<double>(generated) / seconds : 0.0);
+  print_memory_stats(session, static_cast<int64_t>(prompt.size() + generated));
+}
+
 int run(const RunFlags& f) {
   if (!f.tokens.empty() && !f.prompt.empty())
     throw Error(ErrorKind::Usage, "give one of --tokens \"ID ...\" or -p TEXT, not both");
+  if (f.parallel > 1 && (f.speculative() || !f.dump_logits.empty()))
+    throw Error(ErrorKind::Usage, "--parallel takes neither a drafter nor --dump-logits");
   std::vector<int32_t> prompt;
   if (!f.tokens.empty()) prompt = parse_ids(f.tokens);
 
@@ -188,6 +221,7 @@ int run(const RunFlags& f) {
   // not plan (and charge to a budget) the buffers of a full --ubatch-size step.
   int64_t step = std::clamp<int64_t>(static_cast<int64_t>(prompt.size()), 1, f.ubatch);
   if (f.speculative()) step = std::max<int64_t>(step, f.draft_max + 1);
+  step = std::max<int64_t>(step, f.parallel);  // a batched step holds a token of each
   load.chunk = static_cast<uint32_t>(step);
   const Model model = load_model(path, load);
   if (prompt.empty()) {  // no prompt: generate from BOS, as llama2.c does
@@ -199,9 +233,15 @@ int run(const RunFlags& f) {
   exec::SessionOptions options = session_options(f.kernels);
   apply_memory_flags(f.memory, options);
   // The KV a run can reach: the prompt and the tokens it may generate.
-  if (f.n_predict >= 0) options.memory.kv_positions = static_cast<int64_t>(prompt.size()) + f.n_predict;
+  if (f.n_predict >= 0) {
+    options.memory.kv_positions = static_cast<int64_t>(prompt.size()) + f.n_predict;
+    // Each further --parallel continuation shares the prompt's pages but the
+    // one the prompt ends in, which it copies.
+    options.memory.kv_positions += static_cast<int64_t>(f.parallel - 1) * (f.n_predict + options.kv.page_rows);
+  }
   options.all_logits = !f.dump_logits.empty();
   if (f.speculative()) options.logits_rows = f.draft_max + 1;
+  if (f.parallel > 1) options.logits_rows = f.parallel;
   exec::Session session(model, options);
   if (f.plan) {
     std::fputs(session.memory_plan().c_str(), stdout);
@@ -241,6 +281,11 @@ int run(const RunFlags& f) {
     gen.keep_prompt_logits = true;
     gen.on_logits = [&dump](std::span<const float> row) { dump->write(row); };
   }
+  if (f.parallel > 1) {
+    run_parallel(f, session, prompt, gen, tokenizer.get());
+    if (trace) trace->close();
+    return kExitOk;
+  }
   std::unique_ptr<Model> draft_model;
   std::unique_ptr<Drafter> drafter;
   if (f.speculative()) drafter = make_drafter(f, model, tokenizer.get(), draft_model, session_options(f.kernels));
@@ -264,6 +309,7 @@ int run(const RunFlags& f) {
 }
 
 const RegisterDashAlias model_draft_alias{"-md", "--model-draft"};
+const RegisterDashAlias parallel_alias{"-np", "--parallel"};
 
 Register reg{{"run", "Generate tokens from a prompt through the region scheduler",
               [](CLI::App& app) -> std::function<int()> {
@@ -299,13 +345,17 @@ Register reg{{"run", "Generate tokens from a prompt through the region scheduler
                 app.add_option("--lookup-ngram", f->lookup_ngram,
                                "draft from the longest earlier match of the last N tokens (prompt lookup)")
                     ->check(CLI::Range(1, 64));
+                app.add_option("--parallel", f->parallel,
+                               "(-np) continuations of the prompt decoded together in batched steps")
+                    ->check(CLI::Range(1, 256));
                 app.footer(
                     "\nExamples:\n"
                     "  synapse run -m model.gguf -p \"Once upon a time\" -n 64\n"
                     "  synapse run -m ~/models/qwen2.5-0.5b/ -p \"Hello\" --temp 0 --mem-budget 60%\n"
                     "  synapse run -m model.gguf -n 16 --trace-regions trace.jsonl && synapse trace trace.jsonl\n"
                     "  synapse run -m big.gguf -md small.gguf --draft-max 8 -p \"Hello\"\n"
-                    "  synapse run -m model.gguf --lookup-ngram 3 -p \"a text that repeats itself\" --temp 0\n");
+                    "  synapse run -m model.gguf --lookup-ngram 3 -p \"a text that repeats itself\" --temp 0\n"
+                    "  synapse run -m model.gguf -np 8 -p \"Once upon a time\" -n 32\n");
                 return [f] { return run(*f); };
               }}};
 

@@ -1,7 +1,5 @@
 #include "exec/kv_state.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstring>
 #include <variant>
@@ -19,8 +17,6 @@ ir::SlotId slot_read(const ir::Graph& graph, ir::ValueId view) {
 }
 
 }  // namespace
-
-void KvState::PageUnmap::operator()(uint8_t* page) const { ::munmap(page, bytes); }
 
 std::optional<Encoding> kv_encoding_from_name(const std::string& name) {
   if (name == "f16") return Encoding::F16;
@@ -68,22 +64,24 @@ KvState::KvState(const ir::Graph& graph, int64_t max_ctx, KvLayout layout)
   }
 }
 
-uint8_t* KvState::allocate_page(Slot& slot, size_t page) {
-  const uint64_t bytes = slot.page_bytes;
-  // Mapped, not taken from the heap: a freed page goes back to the system
-  // (and, through the ledger, to the weight cache). Unwritten rows take no
-  // memory. The written bits are kept apart, so rows fill whole OS pages.
-  void* mapped = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mapped == MAP_FAILED)
-    throw Error(ErrorKind::InsufficientMemory, "cannot map a KV page of " + std::to_string(bytes) + " bytes",
-                Error::kNoOffset, "kv");
-  PagePtr memory(static_cast<uint8_t*>(mapped), PageUnmap{bytes});
-  if (ledger_) ledger_->reserve(memory::MemoryCategory::Kv, bytes);
-  slot.pages[page] = std::move(memory);
-  slot.page_table[page] = slot.pages[page].get();
+uint8_t* KvState::allocate_page(Slot& slot, size_t page, const uint8_t* from) {
+  // The written bits are kept apart, so rows fill whole OS pages.
+  KvPage fresh = KvPage::map(slot.page_bytes, ledger_);
+  uint8_t* data = fresh.data();
+  if (from) std::memcpy(data, from, slot.page_bytes);
+  if (!slot.pages[page]) bytes_allocated_ += slot.page_bytes;
+  slot.pages[page] = std::move(fresh);
+  slot.page_table[page] = data;
   slot.written_table[page] = slot.written.data() + page * bit_words_;
-  bytes_allocated_ += bytes;
-  return slot.pages[page].get();
+  return data;
+}
+
+KvState KvState::fork() const {
+  KvState copy(*this);
+  for (Slot& slot : copy.slots_)
+    for (size_t page = 0; page < slot.pages.size(); ++page)
+      if (slot.pages[page]) slot.written_table[page] = slot.written.data() + page * bit_words_;
+  return copy;
 }
 
 void KvState::write(ir::SlotId id, int64_t position, const float* row) {
@@ -92,7 +90,10 @@ void KvState::write(ir::SlotId id, int64_t position, const float* row) {
                 "position " + std::to_string(position) + " outside the context of " + std::to_string(max_ctx_));
   Slot& slot = slots_.at(id.index);
   const auto page = static_cast<size_t>(position / page_rows_);
-  uint8_t* data = slot.pages[page] ? slot.pages[page].get() : allocate_page(slot, page);
+  const KvPage& held = slot.pages[page];
+  uint8_t* data = !held                  ? allocate_page(slot, page)
+                  : held.holders() > 1 ? allocate_page(slot, page, held.data())
+                                         : held.data();
   const auto in_page = static_cast<uint64_t>(position % page_rows_);
   quantize_row(slot.encoding, row, data + in_page * slot.row_bytes, slot.width);
   slot.written[page * bit_words_ + in_page / 64] |= uint64_t{1} << (in_page % 64);
@@ -122,7 +123,6 @@ void KvState::free_page(Slot& slot, size_t page) {
   slot.page_table[page] = nullptr;
   slot.written_table[page] = nullptr;
   bytes_allocated_ -= bytes;
-  if (ledger_) ledger_->release(memory::MemoryCategory::Kv, bytes);
 }
 
 int64_t KvState::pages_allocated() const {

@@ -1,6 +1,8 @@
 // KV state (SPEC §7): one store per state slot, in fixed-size pages of
 // positions allocated when first written, so a long maximum context costs
-// only the pointer table until it is used. Rows are stored in the session's
+// only the pointer table until it is used. A fork shares its parent's
+// pages; a page is copied the first time either writes into it while
+// shared (copy-on-write), so sequences with a common prefix hold it once. Rows are stored in the session's
 // encoding (KvLayout: F16 by default, Q8_0 or F32), which attention reads
 // directly. The encoding is a property of the session, not of the graph:
 // a slot's declared dtype stays the logical type of its view (and part of
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "encoding/encoding.h"
+#include "exec/kv_page.h"
 #include "ir/graph.h"
 #include "kernels/ref/attention.h"
 #include "memory/memory_budget.h"
@@ -38,9 +41,16 @@ class KvState {
   // Error(InvalidValue) for an encoding other than F32, F16 and Q8_0, or
   // Q8_0 for a slot whose attention heads are not whole 32-element blocks.
   KvState(const ir::Graph& graph, int64_t max_ctx, KvLayout layout = {});
+  KvState(KvState&&) = default;
+  KvState& operator=(KvState&&) = default;
+
+  // A state with this one's rows, sharing its pages until either writes
+  // into one of them; pages are charged to the same ledger.
+  KvState fork() const;
 
   // Stores row (the slot's width) at position in the slot's encoding,
-  // allocating its page on the first row written there. Throws
+  // allocating its page on the first row written there (or copying it when
+  // another state shares it). Throws
   // Error(InvalidValue) for a position outside [0, max_ctx), and
   // Error(InsufficientMemory) naming kv when a new page does not fit the
   // ledger (see charge_pages_to); the state is unchanged then.
@@ -61,28 +71,28 @@ class KvState {
   int64_t max_ctx() const { return max_ctx_; }
   int64_t page_rows() const { return page_rows_; }
   const KvLayout& layout() const { return layout_; }
+  // The pages this state holds (shared ones too), and their bytes.
   int64_t pages_allocated() const;
   uint64_t bytes_allocated() const { return bytes_allocated_; }
 
  private:
-  struct PageUnmap {
-    uint64_t bytes = 0;
-    void operator()(uint8_t* page) const;
-  };
-  using PagePtr = std::unique_ptr<uint8_t[], PageUnmap>;
   struct Slot {
     int64_t width = 0;
     Encoding encoding = Encoding::F16;
     uint64_t row_bytes = 0;
     uint64_t page_bytes = 0;
-    std::vector<PagePtr> pages;
+    std::vector<KvPage> pages;
     std::vector<uint64_t> written;  // bit_words_ per page: the rows written
     // Into the pages above (null until allocated): the view's tables.
     std::vector<const uint8_t*> page_table;
     std::vector<const uint64_t*> written_table;
   };
 
-  uint8_t* allocate_page(Slot& slot, size_t page);
+  // Copies share pages but not the tables into them: fork() mends those.
+  KvState(const KvState&) = default;
+
+  // A new page for `page` of slot (a copy of `from`'s rows when given).
+  uint8_t* allocate_page(Slot& slot, size_t page, const uint8_t* from = nullptr);
   void free_page(Slot& slot, size_t page);
 
   int64_t max_ctx_;

@@ -45,7 +45,6 @@ class NodeRun {
   TensorRef& out() { return ctx_.values[node_.result->index]; }
   int64_t rows() const { return in(0).rows; }
   int64_t cols() const { return in(0).cols; }
-  ref::StateRows state(size_t i) const { return ctx_.kv.rows(in(i).state, in(i).rows); }
 
   // fn(begin, end) over shares of the n elements of an element-wise op.
   template <class Fn>
@@ -84,9 +83,27 @@ class NodeRun {
     product(op.weight, in(0).data, rows(), bias, out().data);
   }
   void compute(const ir::Logits& op) {
-    const int64_t wanted = ctx_.output_rows > 0 ? std::min(ctx_.output_rows, rows()) : rows();
-    product(op.weight, in(0).data + (rows() - wanted) * cols(), wanted, nullptr, out().data);
-    out().rows = wanted;
+    const auto wanted = [&](int64_t count) {
+      return ctx_.output_rows > 0 ? std::min(ctx_.output_rows, count) : count;
+    };
+    if (ctx_.sequences.size() <= 1) {
+      const int64_t n = wanted(rows());
+      product(op.weight, in(0).data + (rows() - n) * cols(), n, nullptr, out().data);
+      out().rows = n;
+      return;
+    }
+    // The last rows of each sequence, gathered: one product reads the
+    // vocabulary-wide matrix once for all of them.
+    float* gathered = ctx_.scratch.logits_input.data();
+    int64_t n = 0;
+    for (const StepSequence& sequence : ctx_.sequences) {
+      const int64_t take = wanted(sequence.count);
+      const float* first = in(0).data + (sequence.first + sequence.count - take) * cols();
+      std::copy(first, first + take * cols(), gathered + n * cols());
+      n += take;
+    }
+    product(op.weight, gathered, n, nullptr, out().data);
+    out().rows = n;
   }
   // y = f(a, b) (b null for one operand) over shares of the elements.
   template <class Op>
@@ -151,19 +168,33 @@ class NodeRun {
     const float* factors = llama3 ? ctx_.weights.vector(llama3->freq_factors) : nullptr;
     ops_.rope(ctx_, in(0).data, in(1).ids, rows(), cols(), ref::rope_params(op, factors), out().data);
   }
+  // fn(kv, first, count) for each sequence of the step.
+  template <class Fn>
+  void each_sequence(const Fn& fn) const {
+    if (ctx_.sequences.empty()) return fn(ctx_.kv, int64_t{0}, rows());
+    for (const StepSequence& sequence : ctx_.sequences) fn(*sequence.kv, sequence.first, sequence.count);
+  }
+  // One past the last of count positions.
+  static int64_t end_of(const int32_t* positions, int64_t count) {
+    return count > 0 ? *std::max_element(positions, positions + count) + 1 : 0;
+  }
   void compute(const ir::StateAppend& op) {
     const int32_t* positions = in(1).ids;
-    int64_t end = 0;
-    for (int64_t t = 0; t < rows(); ++t) {
-      ctx_.kv.write(op.slot, positions[t], in(0).data + t * cols());
-      end = std::max<int64_t>(end, positions[t] + 1);
-    }
+    each_sequence([&](KvState& kv, int64_t first, int64_t count) {
+      for (int64_t t = first; t < first + count; ++t) kv.write(op.slot, positions[t], in(0).data + t * cols());
+    });
     out().state = op.slot;
-    out().rows = end;
+    out().rows = end_of(positions, rows());
   }
+  // Each sequence's tokens attend to its own keys and values.
   void compute(const ir::CausalAttention& op) {
     const ref::AttentionShape shape{op.heads, op.kv_heads, op.head_dim, op.scale};
-    ops_.attention(ctx_, in(0).data, in(3).ids, rows(), state(1), state(2), shape, out().data);
+    const int32_t* positions = in(3).ids;
+    each_sequence([&](const KvState& kv, int64_t first, int64_t count) {
+      const int64_t end = end_of(positions + first, count);
+      ops_.attention(ctx_, in(0).data + first * in(0).cols, positions + first, count, kv.rows(in(1).state, end),
+                     kv.rows(in(2).state, end), shape, out().data + first * out().cols);
+    });
   }
   void compute(const ir::TopKRoute& op) {
     ref::top_k_route(in(0).data, rows(), cols(), op, out().data, ctx_.scratch.route);

@@ -74,13 +74,28 @@ RegionScheduler::RegionScheduler(const Model& model, const KernelRegistry& kerne
     if (std::get<ir::Output>(node.op).kind == ir::OutputKind::Logits) logits_ = node.operands[0];
   }
   if (!logits_.valid()) throw Error(ErrorKind::InvalidValue, "the graph has no logits output");
+  // Several sequences' logits rows are gathered before their product.
+  if (logits_rows_ > 1) {
+    const ir::Node& logits = graph.node(graph.value(logits_).producer);
+    const int64_t width = graph.value(logits.operands[0]).type.shape.back().size;
+    scratch_.logits_input.resize(static_cast<size_t>(logits_rows_ * width));
+  }
 }
 
 std::span<const float> RegionScheduler::run(const StepInput& input, KvState& kv, const std::atomic<bool>* cancel) {
   const auto tokens = static_cast<int64_t>(input.tokens.size());
   if (tokens < 1 || tokens > chunk_ || input.positions.size() != input.tokens.size())
     throw Error(ErrorKind::InvalidValue, "a step takes 1.." + std::to_string(chunk_) + " tokens, one position each");
-  const int64_t output_rows = input.output_rows > 0 ? std::min(input.output_rows, tokens) : tokens;
+  const auto rows_of = [&](int64_t count) { return input.output_rows > 0 ? std::min(input.output_rows, count) : count; };
+  int64_t output_rows = 0, covered = 0;
+  for (const StepSequence& sequence : input.sequences) {
+    if (!sequence.kv || sequence.first != covered || sequence.count < 1)
+      throw Error(ErrorKind::InvalidValue, "a step's sequences must cover its tokens in order, each with KV state");
+    covered += sequence.count;
+    output_rows += rows_of(sequence.count);
+  }
+  if (input.sequences.empty()) output_rows = rows_of(tokens);
+  else if (covered != tokens) throw Error(ErrorKind::InvalidValue, "a step's sequences must cover its tokens");
   if (output_rows > logits_rows_)
     throw Error(ErrorKind::InvalidValue, "a step asks for " + std::to_string(output_rows) +
                                              " logits rows; the session plans for " + std::to_string(logits_rows_) +
@@ -98,7 +113,8 @@ std::span<const float> RegionScheduler::run(const StepInput& input, KvState& kv,
   }
 
   StepContext ctx{graph, weights_, kv, values_, scratch_, tokens, accumulation_};
-  ctx.output_rows = output_rows;
+  ctx.output_rows = input.output_rows;
+  ctx.sequences = input.sequences;
   ctx.residency = residency_.get();
   for (ir::RegionId id : order_) {
     if (cancel && cancel->load(std::memory_order_relaxed)) throw Cancelled();

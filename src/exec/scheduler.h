@@ -73,6 +73,10 @@ struct StepInput {
   // token). A prompt chunk whose logits nobody reads asks for one row, so
   // the vocabulary-wide product runs once instead of once per token.
   int64_t output_rows = 0;
+  // Several sequences in one step: each one's tokens, in order, with its KV
+  // state (output_rows then counts per sequence). Empty: one sequence, the
+  // kv run() is given.
+  std::span<const StepSequence> sequences{};
 };
 
 class RegionScheduler {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <variant>
 
 #include "synapse/error.h"
@@ -25,13 +26,16 @@ const KernelRegistry& reference_kernels() {
 
 Session::Session(const Model& model, SessionOptions options)
     : model_(model),
-      kv_(model.graph, model.graph.bounds.at("max_ctx"), options.kv),
       scheduler_(model, options.kernels ? *options.kernels : reference_kernels(), options.accumulation,
                  options.all_logits ? model.graph.bounds.at("chunk") : options.logits_rows),
-      memory_(admit_memory(model, scheduler_, kv_, options.memory)),
+      memory_(admit_memory(model, scheduler_, KvState(model.graph, model.graph.bounds.at("max_ctx"), options.kv),
+                           options.memory)),
       vocab_(vocabulary_of(model.graph)),
-      positions_(static_cast<size_t>(scheduler_.chunk())) {
-  kv_.charge_pages_to(&memory_.ledger);
+      positions_(static_cast<size_t>(scheduler_.chunk())),
+      batch_tokens_(static_cast<size_t>(scheduler_.chunk())) {
+  sequences_.emplace_back(Sequence{KvState(model.graph, model.graph.bounds.at("max_ctx"), options.kv)});
+  sequences_[0]->kv.charge_pages_to(&memory_.ledger);
+  step_sequences_.reserve(static_cast<size_t>(scheduler_.logits_rows()));
   for (ir::NodeId out : model.graph.entry_outputs()) {
     const ir::Node& node = model.graph.node(out);
     if (std::get<ir::Output>(node.op).kind == ir::OutputKind::Logits)
@@ -48,43 +52,137 @@ Session::Session(const Model& model, SessionOptions options)
   }
 }
 
-void Session::check(std::span<const int32_t> tokens) const {
+Session::Sequence& Session::sequence(SequenceId id) {
+  return const_cast<Sequence&>(std::as_const(*this).sequence(id));
+}
+
+const Session::Sequence& Session::sequence(SequenceId id) const {
+  if (id < 0 || static_cast<size_t>(id) >= sequences_.size() || !sequences_[static_cast<size_t>(id)])
+    throw Error(ErrorKind::InvalidValue, "no sequence " + std::to_string(id) + " in this session");
+  return *sequences_[static_cast<size_t>(id)];
+}
+
+void Session::check(const Sequence& sequence, std::span<const int32_t> tokens) const {
   if (tokens.empty()) throw Error(ErrorKind::InvalidValue, "nothing to evaluate: no tokens");
   for (int32_t token : tokens)
     if (token < 0 || token >= vocab_)
       throw Error(ErrorKind::InvalidValue,
                   "token id " + std::to_string(token) + " outside the vocabulary of " + std::to_string(vocab_));
-  if (position_ + static_cast<int64_t>(tokens.size()) > max_ctx())
-    throw Error(ErrorKind::InvalidValue, std::to_string(position_) + " + " + std::to_string(tokens.size()) +
+  if (sequence.position + static_cast<int64_t>(tokens.size()) > max_ctx())
+    throw Error(ErrorKind::InvalidValue, std::to_string(sequence.position) + " + " + std::to_string(tokens.size()) +
                                              " tokens exceed the context of " + std::to_string(max_ctx()));
 }
 
 template <class OnRows>
 void Session::run_chunks(std::span<const int32_t> tokens, int64_t output_rows, OnRows&& rows) {
-  check(tokens);
-  const int64_t start = position_;
+  Sequence& main = sequence(0);
+  check(main, tokens);
+  const int64_t start = main.position;
   set_running(true);
   try {
     for (size_t done = 0; done < tokens.size();) {
       const size_t count = std::min(tokens.size() - done, static_cast<size_t>(chunk()));
-      for (size_t t = 0; t < count; ++t) positions_[t] = static_cast<int32_t>(position_ + static_cast<int64_t>(t));
+      for (size_t t = 0; t < count; ++t) positions_[t] = static_cast<int32_t>(main.position + static_cast<int64_t>(t));
       const StepInput step{tokens.subspan(done, count), std::span(positions_).first(count), steps_, output_rows};
-      const std::span<const float> logits = scheduler_.run(step, kv_, &cancel_);
+      const std::span<const float> logits = scheduler_.run(step, main.kv, &cancel_);
       if (logits.empty()) throw Error(ErrorKind::InvalidValue, "the step's logits are absent");
       rows(logits, count);
-      position_ += static_cast<int64_t>(count);
+      main.position += static_cast<int64_t>(count);
       ++steps_;
       done += count;
     }
   } catch (...) {
     // Undo the partial eval: forget what it wrote, so a retry starts clean.
-    position_ = start;
-    kv_.truncate(start);
+    main.position = start;
+    main.kv.truncate(start);
     set_running(false);
     throw;
   }
   set_running(false);
 }
+
+std::span<const float> Session::eval_batch(std::span<const SequenceTokens> batch) {
+  if (batch.empty() || static_cast<int64_t>(batch.size()) > scheduler_.logits_rows())
+    throw Error(ErrorKind::InvalidValue, "a batch of " + std::to_string(batch.size()) +
+                                             " sequences; the session plans 1.." +
+                                             std::to_string(scheduler_.logits_rows()) + " (its logits rows)");
+  step_sequences_.clear();
+  int64_t count = 0;
+  for (const SequenceTokens& entry : batch) {
+    Sequence& seq = sequence(entry.sequence);
+    check(seq, entry.tokens);
+    for (const StepSequence& other : step_sequences_)
+      if (other.kv == &seq.kv)
+        throw Error(ErrorKind::InvalidValue, "sequence " + std::to_string(entry.sequence) + " twice in one batch");
+    const auto n = static_cast<int64_t>(entry.tokens.size());
+    if (count + n > chunk())
+      throw Error(ErrorKind::InvalidValue, "a batch of more than " + std::to_string(chunk()) + " tokens");
+    for (int64_t t = 0; t < n; ++t) {
+      batch_tokens_[static_cast<size_t>(count + t)] = entry.tokens[static_cast<size_t>(t)];
+      positions_[static_cast<size_t>(count + t)] = static_cast<int32_t>(seq.position + t);
+    }
+    step_sequences_.push_back({&seq.kv, count, n});
+    count += n;
+  }
+  const auto size = static_cast<size_t>(count);
+  StepInput step{std::span<const int32_t>(batch_tokens_).first(size), std::span(positions_).first(size), steps_, 1};
+  step.sequences = step_sequences_;
+  set_running(true);
+  try {
+    const std::span<const float> logits = scheduler_.run(step, *step_sequences_[0].kv, &cancel_);
+    if (logits.empty()) throw Error(ErrorKind::InvalidValue, "the step's logits are absent");
+    const size_t need = batch.size() * last_logits_.size();
+    if (last_rows_.size() < need) throw Error(ErrorKind::InvalidValue, "the batch's logits rows were not planned");
+    std::copy(logits.begin(), logits.begin() + static_cast<std::ptrdiff_t>(need), last_rows_.begin());
+  } catch (...) {
+    for (size_t i = 0; i < batch.size(); ++i) {
+      Sequence& seq = sequence(batch[i].sequence);
+      seq.kv.truncate(seq.position);
+    }
+    set_running(false);
+    throw;
+  }
+  for (const SequenceTokens& entry : batch) sequence(entry.sequence).position += static_cast<int64_t>(entry.tokens.size());
+  ++steps_;
+  set_running(false);
+  return std::span<const float>(last_rows_).first(batch.size() * last_logits_.size());
+}
+
+SequenceId Session::fork(SequenceId from) {
+  Sequence copy{sequence(from).kv.fork(), sequence(from).position};
+  for (size_t id = 1; id < sequences_.size(); ++id)
+    if (!sequences_[id]) {
+      sequences_[id].emplace(std::move(copy));
+      return static_cast<SequenceId>(id);
+    }
+  sequences_.emplace_back(std::move(copy));
+  return static_cast<SequenceId>(sequences_.size() - 1);
+}
+
+void Session::drop(SequenceId id) {
+  sequence(id);  // throws for an unknown one
+  if (id == 0) throw Error(ErrorKind::InvalidValue, "sequence 0 is the session's own; reset() empties it");
+  sequences_[static_cast<size_t>(id)].reset();
+}
+
+void Session::begin_branch(SequenceId id) {
+  Sequence& seq = sequence(id);
+  if (seq.branch >= 0) throw Error(ErrorKind::InvalidValue, "sequence " + std::to_string(id) + " is in a branch already");
+  seq.branch = seq.position;
+}
+
+void Session::commit_prefix(int64_t k, SequenceId id) {
+  Sequence& seq = sequence(id);
+  if (seq.branch < 0) throw Error(ErrorKind::InvalidValue, "sequence " + std::to_string(id) + " has no branch");
+  if (k < 0 || seq.branch + k > seq.position)
+    throw Error(ErrorKind::InvalidValue, "cannot commit " + std::to_string(k) + " tokens: the branch holds " +
+                                             std::to_string(seq.position - seq.branch));
+  const int64_t keep = seq.branch + k;
+  seq.branch = -1;
+  rewind(id, keep);
+}
+
+void Session::rollback_tail(SequenceId id) { commit_prefix(0, id); }
 
 void Session::set_running(bool running) {
   const std::lock_guard lock(cancel_mutex_);
@@ -129,14 +227,16 @@ std::span<const float> Session::eval_last(std::span<const int32_t> tokens, int64
   return std::span<const float>(last_rows_).first(size);
 }
 
-void Session::reset() { rewind(0); }
+void Session::reset() { rewind(0, 0); }
 
-void Session::rewind(int64_t position) {
-  if (position < 0 || position > position_)
+void Session::rewind(SequenceId id, int64_t position) {
+  Sequence& seq = sequence(id);
+  if (position < 0 || position > seq.position)
     throw Error(ErrorKind::InvalidValue, "cannot rewind to position " + std::to_string(position) +
-                                             ": the session holds " + std::to_string(position_) + " tokens");
-  position_ = position;
-  kv_.truncate(position);
+                                             ": the sequence holds " + std::to_string(seq.position) + " tokens");
+  seq.position = position;
+  seq.branch = std::min(seq.branch, position);
+  seq.kv.truncate(position);
 }
 
 }  // namespace synapse::exec

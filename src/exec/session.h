@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -34,6 +35,16 @@ struct SessionOptions {
   MemoryOptions memory;
 };
 
+// A sequence of a session: sequence 0 exists from the start; fork() makes
+// more (SPEC §7).
+using SequenceId = int32_t;
+
+// The tokens one sequence adds in a batched step.
+struct SequenceTokens {
+  SequenceId sequence = 0;
+  std::span<const int32_t> tokens;
+};
+
 class Session {
  public:
   // The model must outlive the session; its graph's bounds give chunk and
@@ -59,6 +70,31 @@ class Session {
   // [1, tokens] or past the session's logits_rows, or tokens past one chunk.
   std::span<const float> eval_last(std::span<const int32_t> tokens, int64_t rows);
 
+  // Several sequences in one pass over the regions (weights read once for
+  // all): each entry's tokens at its sequence's next positions, at most one
+  // entry per sequence and chunk() tokens in all. Returns each entry's last
+  // token's logits, [entries, vocab], valid until the next call; a
+  // sequence's logits are the same bits whatever else is in the batch.
+  // Throws Error(InvalidValue) before any compute for more entries than the
+  // session's logits_rows, an unknown or repeated sequence, or what eval
+  // refuses; after a throw every sequence is as it was.
+  std::span<const float> eval_batch(std::span<const SequenceTokens> batch);
+
+  // A new sequence holding `from`'s tokens; it shares their KV pages until
+  // one of the two writes into a shared page (copy-on-write).
+  SequenceId fork(SequenceId from = 0);
+  // Frees a sequence made by fork(), and its pages that no other holds.
+  void drop(SequenceId id);
+
+  // A branch of `id` (speculation): tokens evaluated after begin_branch()
+  // stay tentative until commit_prefix(k) keeps the first k of them and
+  // forgets the rest, or rollback_tail() forgets them all; either ends the
+  // branch. Throws Error(InvalidValue) for a branch already begun (or none
+  // to end), and for k past what the branch evaluated.
+  void begin_branch(SequenceId id = 0);
+  void commit_prefix(int64_t k, SequenceId id = 0);
+  void rollback_tail(SequenceId id = 0);
+
   // Makes the running eval throw Cancelled between regions; with no eval
   // running it does nothing (the next eval runs). Safe to call from another
   // thread.
@@ -69,13 +105,14 @@ class Session {
   // chat whose re-rendered prompt diverges from what was evaluated); KV
   // pages holding only those are freed. Throws Error(InvalidValue) for a
   // position outside [0, position()].
-  void rewind(int64_t position);
+  void rewind(int64_t position) { rewind(0, position); }
+  void rewind(SequenceId id, int64_t position);
 
-  int64_t position() const { return position_; }
-  int64_t max_ctx() const { return kv_.max_ctx(); }
+  int64_t position(SequenceId id = 0) const { return sequence(id).position; }
+  int64_t max_ctx() const { return kv().max_ctx(); }
   int64_t chunk() const { return scheduler_.chunk(); }
   int64_t vocab() const { return vocab_; }
-  const KvState& kv() const { return kv_; }
+  const KvState& kv(SequenceId id = 0) const { return sequence(id).kv; }
   RegionScheduler& scheduler() { return scheduler_; }
   const MemoryAdmission& memory() const { return memory_; }
   // The residency manager when weights page; null when all are resident.
@@ -84,20 +121,30 @@ class Session {
   std::string memory_plan() const { return describe(model_, memory_); }
 
  private:
-  void check(std::span<const int32_t> tokens) const;
+  struct Sequence {
+    KvState kv;
+    int64_t position = 0;
+    int64_t branch = -1;  // where a begun branch starts
+  };
+  Sequence& sequence(SequenceId id);
+  const Sequence& sequence(SequenceId id) const;
+  void check(const Sequence& sequence, std::span<const int32_t> tokens) const;
   // Runs tokens in chunks; for each chunk, hands the logits rows of its
   // last output_rows tokens (0: all) to `rows`.
   template <class OnRows>
   void run_chunks(std::span<const int32_t> tokens, int64_t output_rows, OnRows&& rows);
 
   const Model& model_;
-  KvState kv_;
   RegionScheduler scheduler_;
   MemoryAdmission memory_;
+  // By SequenceId; a dropped sequence leaves an empty place. After memory_:
+  // their pages release the ledger (and the weight pool) as they go.
+  std::vector<std::optional<Sequence>> sequences_;
   int64_t vocab_ = 0;
-  int64_t position_ = 0;
   uint64_t steps_ = 0;
-  std::vector<int32_t> positions_;  // one chunk's positions
+  std::vector<StepSequence> step_sequences_;  // a batch's, sized once
+  std::vector<int32_t> positions_;     // one chunk's positions
+  std::vector<int32_t> batch_tokens_;  // a batch's tokens, side by side
   std::vector<float> last_logits_;
   std::vector<float> last_rows_;  // eval_last's rows, sized once
   // Marks an eval running (or not) and clears a cancellation, under

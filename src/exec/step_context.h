@@ -47,13 +47,23 @@ struct StepScratch {
   std::vector<uint32_t> route;    // top-k routing bookkeeping
   // A chunk of activation rows quantized for the CPU dot kernels.
   std::vector<uint8_t> activations;
+  // The rows whose logits a step of several sequences asks for, gathered.
+  std::vector<float> logits_input;
   // The step's RoPE rotations, shared by the Rope nodes of every layer.
   cpu::RopeTable rope;
 
   uint64_t bytes() const {
-    return (weight_row.size() + scores.size()) * sizeof(float) + route.size() * sizeof(uint32_t) + activations.size() +
+    return (weight_row.size() + scores.size() + logits_input.size()) * sizeof(float) + route.size() * sizeof(uint32_t) + activations.size() +
            rope.bytes();
   }
+};
+
+// The tokens of one sequence in a step of several: rows [first, first +
+// count) of the step, whose keys and values are kept in kv.
+struct StepSequence {
+  KvState* kv = nullptr;
+  int64_t first = 0;
+  int64_t count = 0;
 };
 
 struct StepContext {
@@ -64,8 +74,11 @@ struct StepContext {
   StepScratch& scratch;
   int64_t tokens = 0;
   ref::Accumulation accumulation = ref::Accumulation::F32;
-  // Logits are computed for the last output_rows tokens only (0: all).
+  // Logits are computed for the last output_rows tokens only (0: all), of
+  // each sequence when there are several.
   int64_t output_rows = 0;
+  // The step's sequences, in row order; empty: one, all rows, in kv.
+  std::span<const StepSequence> sequences{};
   // Pages weights in and out under a memory budget; null: all resident.
   memory::WeightResidency* residency = nullptr;
   // Weight bytes loaded from disk for the running region.

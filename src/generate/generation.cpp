@@ -6,8 +6,7 @@
 
 namespace synapse {
 
-std::vector<int32_t> generate(exec::Session& session, Sampler& sampler,
-                              std::span<const int32_t> prompt, const GenerationOptions& options) {
+int64_t generation_limit(const exec::Session& session, std::span<const int32_t> prompt, int32_t n_predict) {
   if (prompt.empty()) throw Error(ErrorKind::InvalidValue, "the prompt has no tokens");
   const int64_t room = session.max_ctx() - session.position() - static_cast<int64_t>(prompt.size());
   if (room < 0)
@@ -15,7 +14,12 @@ std::vector<int32_t> generate(exec::Session& session, Sampler& sampler,
                                              " tokens; the context (-c) holds " +
                                              std::to_string(session.max_ctx() - session.position()));
   // The last generated token is never evaluated, so `room + 1` tokens fit.
-  const int64_t limit = options.n_predict < 0 ? room + 1 : std::min<int64_t>(options.n_predict, room + 1);
+  return n_predict < 0 ? room + 1 : std::min<int64_t>(n_predict, room + 1);
+}
+
+std::vector<int32_t> generate(exec::Session& session, Sampler& sampler,
+                              std::span<const int32_t> prompt, const GenerationOptions& options) {
+  const int64_t limit = generation_limit(session, prompt, options.n_predict);
 
   for (int32_t t : prompt) sampler.accept(t);
   std::span<const float> logits;

@@ -24,6 +24,11 @@ struct GenerationOptions {
   std::function<void(int32_t)> on_token;
 };
 
+// How many tokens a generation of n_predict (< 0: until the context fills)
+// after `prompt` may emit at the session's position. Throws
+// Error(InvalidValue) for an empty prompt or one the context cannot hold.
+int64_t generation_limit(const exec::Session& session, std::span<const int32_t> prompt, int32_t n_predict);
+
 // Evaluates `prompt` at the session's position and generates. Returns the
 // generated ids (not the prompt). Errors from the session propagate before
 // any compute for a bad prompt (out-of-vocabulary id, too long for -c).

@@ -75,8 +75,13 @@ Shape qwen3moe(std::optional<uint32_t> n_expert) {
 // max |delta logit| is relative to the peer's logit scale (the rows' root
 // mean square, about 1 here: synth's output projection keeps unit scale);
 // the mean KL(peer || ours) is in nats.
-// - f32, f16: both engines multiply in float; only summation order differs.
+// - f32: both engines multiply in float; only summation order differs.
 //   Measured max |d| 3.5e-5, KL 6e-12.
+// - f16: which backend llama.cpp loads decides. sapphirerapids multiplies
+//   in float as for f32 (max |d| 2.6e-5); zen4 (AMD EPYC, 2026-12-02)
+//   rounds the activations to f16 first (ggml's vec_dot_type: 11
+//   significant bits, an eighth of bf16's error), max |d| 0.0045, KL 3.1e-7.
+//   The tolerance holds both.
 // - bf16: llama.cpp rounds the activations entering each product to bf16
 //   (ggml's vec_dot_type; 8 significant bits, a relative error of up to
 //   2^-9 per element). Measured max |d| 0.038, KL 2e-5.
@@ -91,7 +96,7 @@ struct Tolerance {
   double mean_kl;
 };
 constexpr Tolerance kTolerances[] = {
-    {"f32", 2e-4f, 1e-9}, {"f16", 2e-4f, 1e-9},   {"bf16", 0.1f, 1e-4},  {"q8_0", 0.25f, 1e-3},
+    {"f32", 2e-4f, 1e-9}, {"f16", 0.02f, 1e-5},   {"bf16", 0.1f, 1e-4},  {"q8_0", 0.25f, 1e-3},
     {"q4_0", 0.25f, 1e-3}, {"q4_k_m", 0.25f, 1e-3}, {"q6_k", 0.25f, 1e-3},
 };
 
