@@ -43,6 +43,7 @@ struct RunFlags {
   bool print_ids = false;
   bool raw = false;
   bool ignore_eos = false;
+  bool no_display_prompt = false;
   std::string dump_logits;
   std::string trace_regions;
   // Speculative decoding: a draft model, or prompt lookup.
@@ -266,7 +267,7 @@ int run(const RunFlags& f) {
   // Text goes out as valid UTF-8 unless --raw asks for the exact bytes.
   Utf8Stream text(f.raw ? Utf8Stream::Invalid::Keep : Utf8Stream::Invalid::Replace);
   const auto print_text = [](const std::string& bytes) { std::fwrite(bytes.data(), 1, bytes.size(), stdout); };
-  if (tokenizer) {  // the prompt first, as llama.cpp prints it
+  if (tokenizer && !f.no_display_prompt) {  // the prompt first, as llama.cpp prints it
     print_text(text.push(tokenizer->decode(prompt)));
     std::fflush(stdout);
   }
@@ -334,6 +335,7 @@ Register reg{{"run", "Generate tokens from a prompt through the region scheduler
                 app.add_flag("--raw", f->raw,
                              "print the tokens' exact bytes (default: invalid UTF-8 becomes U+FFFD)");
                 app.add_flag("--ignore-eos", f->ignore_eos, "do not stop at the end-of-sequence token");
+                app.add_flag("--no-display-prompt", f->no_display_prompt, "print the generated text without the prompt");
                 app.add_option("--dump-logits", f->dump_logits, "write float32 logits rows per position");
                 app.add_option("--trace-regions", f->trace_regions, "write the region trace (JSONL)");
                 app.add_option("--model-draft", f->model_draft,
