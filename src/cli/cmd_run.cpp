@@ -100,6 +100,11 @@ class RunTimer {
   void token_chosen() {
     if (!first_token_) first_token_ = Clock::now();
   }
+  // From the first token chosen until now.
+  int64_t decode_ns() const {
+    const Clock::time_point end = Clock::now();
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(end - first_token_.value_or(end)).count();
+  }
   void print(size_t prompt_tokens, size_t generated_tokens) const {
     const Clock::time_point end = Clock::now();
     const Clock::time_point first = first_token_.value_or(end);
@@ -301,6 +306,9 @@ int run(const RunFlags& f) {
     std::printf("\n");
   }
   if (dump) dump->close();
+  if (trace && drafter)
+    trace->write(exec::SpeculationTotals{stats.drafted, stats.accepted, stats.target_passes,
+                                         static_cast<int64_t>(ids.size()), timer.decode_ns()});
   if (trace) trace->close();
   std::fflush(stdout);  // the text before the timings when both go to one place
   timer.print(prompt.size(), ids.size());

@@ -55,6 +55,14 @@ void RegionTraceWriter::write(const RegionEvent& e) {
                e.weight_bytes_loaded, e.weight_bytes_prefetched, e.weight_bytes_resident, precision_.at(e.region.index).c_str(), e.kernel);
 }
 
+void RegionTraceWriter::write(const SpeculationTotals& t) {
+  if (!file_) return;
+  std::fprintf(file_,
+               "{\"session\":\"%s\",\"event\":\"speculation\",\"drafted\":%" PRId64 ",\"accepted\":%" PRId64
+               ",\"target_passes\":%" PRId64 ",\"committed\":%" PRId64 ",\"decode_ns\":%" PRId64 "}\n",
+               session_.c_str(), t.drafted, t.accepted, t.target_passes, t.committed, t.decode_ns);
+}
+
 void RegionTraceWriter::close() {
   if (!file_) return;
   const bool failed = std::ferror(file_) != 0;

@@ -11,6 +11,15 @@
 
 namespace synapse::exec {
 
+// A speculative run's totals (SPEC §10), one line at the trace's end.
+struct SpeculationTotals {
+  int64_t drafted = 0;        // drafted tokens the target verified
+  int64_t accepted = 0;       // of those, kept
+  int64_t target_passes = 0;  // target evals after the prompt
+  int64_t committed = 0;      // tokens generated
+  int64_t decode_ns = 0;      // from the first token chosen to the last
+};
+
 class RegionTraceWriter {
  public:
   // Throws Error(Io) when the file cannot be created.
@@ -20,6 +29,8 @@ class RegionTraceWriter {
   RegionTraceWriter& operator=(const RegionTraceWriter&) = delete;
 
   void write(const RegionEvent& event);
+  // {"session":..,"event":"speculation","drafted":..,...}
+  void write(const SpeculationTotals& totals);
   // Flushes and closes; throws Error(Io) if the data could not be written.
   void close();
 

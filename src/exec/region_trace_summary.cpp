@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <tuple>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "synapse/error.h"
@@ -24,9 +25,24 @@ char outcome_code(const std::string& outcome) {
   throw Error(ErrorKind::InvalidValue, "trace line " + std::to_string(line) + ": " + why);
 }
 
+// Adds a speculation record's counts to the summary's.
+void add_speculation(TraceSummary& summary, const json& record, size_t line) {
+  SpeculationTotals& t = summary.speculation;
+  for (auto [key, total] : {std::pair{"drafted", &t.drafted}, {"accepted", &t.accepted},
+                            {"target_passes", &t.target_passes}, {"committed", &t.committed},
+                            {"decode_ns", &t.decode_ns}}) {
+    if (!record.contains(key)) bad_line(line, std::string("no \"") + key + "\"");
+    *total += record[key].get<int64_t>();
+  }
+}
+
 // Adds one event to the summary; a new (step, position) pair opens a step.
 void add_event(TraceSummary& summary, const json& event, size_t line) {
   if (!event.is_object()) bad_line(line, "not a JSON object");
+  if (event.contains("event")) {
+    if (event["event"] != "speculation") bad_line(line, "unknown event");
+    return add_speculation(summary, event, line);
+  }
   for (const char* key : {"step", "position", "region", "outcome", "kind", "weight_bytes_touched"})
     if (!event.contains(key)) bad_line(line, std::string("no \"") + key + "\"");
   const auto step = event["step"].get<uint64_t>();
@@ -128,6 +144,16 @@ void print_trace_summary(const TraceSummary& summary, std::FILE* out) {
                    experts);
     std::fprintf(out, "\n");
   }
+  const SpeculationTotals& spec = summary.speculation;
+  if (spec.target_passes > 0)
+    std::fprintf(out,
+                 "speculation: %" PRId64 " drafted, %" PRId64 " accepted (%.1f%%), %" PRId64
+                 " target passes for %" PRId64 " tokens (%.2f per token), %.2f committed tokens/s\n",
+                 spec.drafted, spec.accepted,
+                 spec.drafted > 0 ? 100.0 * static_cast<double>(spec.accepted) / static_cast<double>(spec.drafted) : 0.0,
+                 spec.target_passes, spec.committed,
+                 spec.committed > 0 ? static_cast<double>(spec.target_passes) / static_cast<double>(spec.committed) : 0.0,
+                 spec.decode_ns > 0 ? 1e9 * static_cast<double>(spec.committed) / static_cast<double>(spec.decode_ns) : 0.0);
   if (summary.expert_histogram.empty()) return;
   std::fprintf(out, "expert executions per layer (expert: count)\n");
   for (const auto& [layer, counts] : summary.expert_histogram) {

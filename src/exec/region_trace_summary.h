@@ -1,7 +1,7 @@
 // Reading a region trace back (the JSONL of RegionTraceWriter) into run-level
 // aggregates (SPEC §9): regions executed and skipped per step and token,
-// weight bytes per token, the expert histogram per layer, and the token x
-// region activity that `synapse trace --heatmap` draws.
+// weight bytes per token, the expert histogram per layer, draft acceptance,
+// and the token x region activity that `synapse trace --heatmap` draws.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/region_trace.h"
 #include "memory/expert_cache_sim.h"
 
 namespace synapse::exec {
@@ -48,10 +49,12 @@ struct TraceSummary {
   // had to be loaded; both 0 when nothing paged.
   uint64_t expert_hits = 0;
   uint64_t expert_loads = 0;
+  // A speculative run's totals, summed over its "speculation" lines.
+  SpeculationTotals speculation;
 };
 
 // Throws Error(InvalidValue) naming the line number for a line that is not
-// a region event. A trace with several sessions is summarized as one.
+// a region event or a speculation record. A trace with several sessions is summarized as one.
 TraceSummary summarize_trace(std::istream& in);
 
 // The per-step table, per-token means and the expert histogram, as text.

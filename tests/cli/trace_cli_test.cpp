@@ -87,6 +87,29 @@ TEST(TraceCli, CacheSimComparesPoliciesWithTheOptimalOnARunsRouting) {
   EXPECT_EQ(test::run_synapse({"trace", trace, "--cache-sim", "1.5"}).exit_code, 2);
 }
 
+TEST(TraceCli, SpeculativeRunTracesItsAcceptanceAndTraceReportsIt) {
+  test::TempDir dir;
+  const std::string model = test::write_tiny_model(dir, "qwen2", "q8_0");
+  const std::string trace = dir.file("trace.jsonl");
+  auto run = test::run_synapse({"run", "-m", model, "--tokens", "1 17 300 42 1 17 300", "-n", "12", "--temp", "0",
+                                "--ignore-eos", "--lookup-ngram", "2", "--draft-max", "4", "--trace-regions", trace},
+                               true);
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  std::ifstream in(trace);
+  const exec::SpeculationTotals totals = exec::summarize_trace(in).speculation;
+  EXPECT_EQ(totals.committed, 12);
+  EXPECT_GT(totals.target_passes, 0);
+  EXPECT_LE(totals.accepted, totals.drafted);
+  // The same counts as the run's closing line on stderr.
+  EXPECT_NE(run.out.find(std::to_string(totals.drafted) + " drafted, " + std::to_string(totals.accepted) + " accepted"),
+            std::string::npos)
+      << run.out;
+  auto out = test::run_synapse({"trace", trace});
+  ASSERT_EQ(out.exit_code, 0) << out.out;
+  EXPECT_NE(out.out.find("speculation: " + std::to_string(totals.drafted) + " drafted"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("committed tokens/s"), std::string::npos) << out.out;
+}
+
 TEST(TraceSummary, MalformedLineIsAnErrorNamingTheLine) {
   std::istringstream in(
       "{\"step\":0,\"position\":0,\"region\":0,\"kind\":\"Embedding\",\"outcome\":\"Executed\","
