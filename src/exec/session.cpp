@@ -128,12 +128,10 @@ std::span<const float> Session::eval_batch(std::span<const SequenceTokens> batch
   StepInput step{std::span<const int32_t>(batch_tokens_).first(size), std::span(positions_).first(size), steps_, 1};
   step.sequences = step_sequences_;
   set_running(true);
+  std::span<const float> logits;
   try {
-    const std::span<const float> logits = scheduler_.run(step, *step_sequences_[0].kv, &cancel_);
+    logits = scheduler_.run(step, *step_sequences_[0].kv, &cancel_);
     if (logits.empty()) throw Error(ErrorKind::InvalidValue, "the step's logits are absent");
-    const size_t need = batch.size() * last_logits_.size();
-    if (last_rows_.size() < need) throw Error(ErrorKind::InvalidValue, "the batch's logits rows were not planned");
-    std::copy(logits.begin(), logits.begin() + static_cast<std::ptrdiff_t>(need), last_rows_.begin());
   } catch (...) {
     for (size_t i = 0; i < batch.size(); ++i) {
       Sequence& seq = sequence(batch[i].sequence);
@@ -145,7 +143,7 @@ std::span<const float> Session::eval_batch(std::span<const SequenceTokens> batch
   for (const SequenceTokens& entry : batch) sequence(entry.sequence).position += static_cast<int64_t>(entry.tokens.size());
   ++steps_;
   set_running(false);
-  return std::span<const float>(last_rows_).first(batch.size() * last_logits_.size());
+  return logits;  // a row per entry: each sequence asked for its last one
 }
 
 SequenceId Session::fork(SequenceId from) {
