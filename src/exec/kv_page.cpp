@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <new>
 #include <string>
 #include <utility>
 
