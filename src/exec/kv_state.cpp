@@ -65,7 +65,7 @@ KvState::KvState(const ir::Graph& graph, int64_t max_ctx, KvLayout layout)
 }
 
 uint8_t* KvState::allocate_page(Slot& slot, size_t page, const uint8_t* from) {
-  // The written bits are kept apart, so rows fill whole OS pages.
+  // The written bits are kept apart from the rows (in `written`).
   KvPage fresh = KvPage::map(slot.page_bytes, ledger_);
   uint8_t* data = fresh.data();
   if (from) std::memcpy(data, from, slot.page_bytes);

@@ -2,9 +2,9 @@
 // positions allocated when first written, so a long maximum context costs
 // only the pointer table until it is used. A fork shares its parent's
 // pages; a page is copied the first time either writes into it while
-// shared (copy-on-write), so sequences with a common prefix hold it once. Rows are stored in the session's
-// encoding (KvLayout: F16 by default, Q8_0 or F32), which attention reads
-// directly. The encoding is a property of the session, not of the graph:
+// shared (copy-on-write), so sequences with a common prefix hold it once.
+// Rows are stored in the session's encoding (KvLayout: F16 by default, Q8_0
+// or F32), which attention reads directly. The encoding is a property of the session, not of the graph:
 // a slot's declared dtype stays the logical type of its view (and part of
 // the model's fingerprint) whatever the session stores.
 #pragma once
@@ -50,8 +50,8 @@ class KvState {
 
   // Stores row (the slot's width) at position in the slot's encoding,
   // allocating its page on the first row written there (or copying it when
-  // another state shares it). Throws
-  // Error(InvalidValue) for a position outside [0, max_ctx), and
+  // another state shares it). Throws Error(InvalidValue) for a position
+  // outside [0, max_ctx), and
   // Error(InsufficientMemory) naming kv when a new page does not fit the
   // ledger (see charge_pages_to); the state is unchanged then.
   void write(ir::SlotId slot, int64_t position, const float* row);
