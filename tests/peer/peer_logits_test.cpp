@@ -9,6 +9,8 @@
 // MoE shapes with fewer experts); the full matrix is labelled slow.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
@@ -25,9 +27,14 @@ namespace {
 
 constexpr size_t kTokens = 200;
 constexpr double kMinDecisiveAgreement = 0.99;
-// MoE rows where the engines routed a token differently (see the test).
+// MoE rows where the engines routed a token differently (see the test):
+// at most this many, each off by at most kRoutingFlipFactor tolerances or
+// kRoutingFlipJump logit scales, whichever is larger. A swapped expert's
+// jump does not shrink with the encoding's error: 0.48 on olmoe q4_0,
+// 0.31 on olmoe f16 (llama.cpp's zen4 backend rounds activations to f16).
 constexpr size_t kMaxRoutingFlipRows = kTokens / 10;
 constexpr float kRoutingFlipFactor = 4;
+constexpr float kRoutingFlipJump = 1;
 
 struct Shape {
   const char* name;
@@ -81,7 +88,9 @@ Shape qwen3moe(std::optional<uint32_t> n_expert) {
 //   in float as for f32 (max |d| 2.6e-5); zen4 (AMD EPYC, 2026-12-02)
 //   rounds the activations to f16 first (ggml's vec_dot_type: 11
 //   significant bits, an eighth of bf16's error), max |d| 0.0045, KL 3.1e-7.
-//   The tolerance holds both.
+//   The tolerance holds both. On olmoe that rounding flips one router
+//   near-tie in 200 decode rows (max |d| 0.31, mean KL 1.1e-5), so the KL
+//   bound is bf16's.
 // - bf16: llama.cpp rounds the activations entering each product to bf16
 //   (ggml's vec_dot_type; 8 significant bits, a relative error of up to
 //   2^-9 per element). Measured max |d| 0.038, KL 2e-5.
@@ -96,7 +105,7 @@ struct Tolerance {
   double mean_kl;
 };
 constexpr Tolerance kTolerances[] = {
-    {"f32", 2e-4f, 1e-9}, {"f16", 0.02f, 1e-5},   {"bf16", 0.1f, 1e-4},  {"q8_0", 0.25f, 1e-3},
+    {"f32", 2e-4f, 1e-9}, {"f16", 0.02f, 1e-4},   {"bf16", 0.1f, 1e-4},  {"q8_0", 0.25f, 1e-3},
     {"q4_0", 0.25f, 1e-3}, {"q4_k_m", 0.25f, 1e-3}, {"q6_k", 0.25f, 1e-3},
 };
 
@@ -197,7 +206,8 @@ TEST_P(PeerLogits, TeacherForcedLogitsMatchLlamaCppInPrefillAndDecode) {
       // parts from each engine at as many rows of its own, and where ours
       // parts from the peer the two others mostly agree, and vice versa.
       EXPECT_LE(s.rows_over, kMaxRoutingFlipRows) << what;
-      EXPECT_LE(s.max_abs_diff, kRoutingFlipFactor * tolerance) << what;
+      EXPECT_LE(s.max_abs_diff, std::max(kRoutingFlipFactor * tolerance, kRoutingFlipJump * static_cast<float>(scale)))
+          << what;
     } else {
       EXPECT_EQ(s.rows_over, 0u) << what;
     }
