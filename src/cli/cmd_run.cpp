@@ -177,6 +177,12 @@ void print_speculative_stats(const SpeculativeStats& stats, size_t generated) {
                generated > 1 ? static_cast<double>(stats.target_passes) / static_cast<double>(generated - 1) : 0.0);
 }
 
+// Ids on one line, space-separated.
+void print_id_line(std::span<const int32_t> ids) {
+  for (size_t i = 0; i < ids.size(); ++i) std::printf(i ? " %d" : "%d", ids[i]);
+  std::printf("\n");
+}
+
 // --parallel P: P continuations in batched steps, printed when all are
 // done (as text, or ids with --ids), then the aggregate decode rate.
 void run_parallel(const RunFlags& f, exec::Session& session, std::span<const int32_t> prompt,
@@ -194,10 +200,10 @@ void run_parallel(const RunFlags& f, exec::Session& session, std::span<const int
       std::string bytes = text.push(tokenizer->decode(all[i]));
       bytes += text.flush();
       std::fwrite(bytes.data(), 1, bytes.size(), stdout);
+      std::printf("\n");
     } else {
-      for (size_t t = 0; t < all[i].size(); ++t) std::printf(t ? " %d" : "%d", all[i][t]);
+      print_id_line(all[i]);
     }
-    std::printf("\n");
   }
   std::fflush(stdout);
   std::fprintf(stderr, "synapse run: %d sequences: %zu prompt tokens once, %zu tokens generated in %.2f s, %.2f tok/s\n",
@@ -301,10 +307,7 @@ int run(const RunFlags& f) {
               : generate(session, sampler, prompt, gen);
   if (tokenizer) print_text(text.flush());
   if (tokenizer || !f.print_ids) std::printf("\n");
-  if (f.print_ids) {
-    for (size_t i = 0; i < ids.size(); ++i) std::printf(i ? " %d" : "%d", ids[i]);
-    std::printf("\n");
-  }
+  if (f.print_ids) print_id_line(ids);
   if (dump) dump->close();
   if (trace && drafter)
     trace->write(exec::SpeculationTotals{stats.drafted, stats.accepted, stats.target_passes,

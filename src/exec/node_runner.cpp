@@ -83,11 +83,8 @@ class NodeRun {
     product(op.weight, in(0).data, rows(), bias, out().data);
   }
   void compute(const ir::Logits& op) {
-    const auto wanted = [&](int64_t count) {
-      return ctx_.output_rows > 0 ? std::min(ctx_.output_rows, count) : count;
-    };
     if (ctx_.sequences.size() <= 1) {
-      const int64_t n = wanted(rows());
+      const int64_t n = logits_rows_of(ctx_.output_rows, rows());
       product(op.weight, in(0).data + (rows() - n) * cols(), n, nullptr, out().data);
       out().rows = n;
       return;
@@ -97,7 +94,7 @@ class NodeRun {
     float* gathered = ctx_.scratch.logits_input.data();
     int64_t n = 0;
     for (const StepSequence& sequence : ctx_.sequences) {
-      const int64_t take = wanted(sequence.count);
+      const int64_t take = logits_rows_of(ctx_.output_rows, sequence.count);
       const float* first = in(0).data + (sequence.first + sequence.count - take) * cols();
       std::copy(first, first + take * cols(), gathered + n * cols());
       n += take;

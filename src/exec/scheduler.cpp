@@ -86,15 +86,14 @@ std::span<const float> RegionScheduler::run(const StepInput& input, KvState& kv,
   const auto tokens = static_cast<int64_t>(input.tokens.size());
   if (tokens < 1 || tokens > chunk_ || input.positions.size() != input.tokens.size())
     throw Error(ErrorKind::InvalidValue, "a step takes 1.." + std::to_string(chunk_) + " tokens, one position each");
-  const auto rows_of = [&](int64_t count) { return input.output_rows > 0 ? std::min(input.output_rows, count) : count; };
   int64_t output_rows = 0, covered = 0;
   for (const StepSequence& sequence : input.sequences) {
     if (!sequence.kv || sequence.first != covered || sequence.count < 1)
       throw Error(ErrorKind::InvalidValue, "a step's sequences must cover its tokens in order, each with KV state");
     covered += sequence.count;
-    output_rows += rows_of(sequence.count);
+    output_rows += logits_rows_of(input.output_rows, sequence.count);
   }
-  if (input.sequences.empty()) output_rows = rows_of(tokens);
+  if (input.sequences.empty()) output_rows = logits_rows_of(input.output_rows, tokens);
   else if (covered != tokens) throw Error(ErrorKind::InvalidValue, "a step's sequences must cover its tokens");
   if (output_rows > logits_rows_)
     throw Error(ErrorKind::InvalidValue, "a step asks for " + std::to_string(output_rows) +

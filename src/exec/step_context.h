@@ -53,8 +53,8 @@ struct StepScratch {
   cpu::RopeTable rope;
 
   uint64_t bytes() const {
-    return (weight_row.size() + scores.size() + logits_input.size()) * sizeof(float) + route.size() * sizeof(uint32_t) + activations.size() +
-           rope.bytes();
+    return (weight_row.size() + scores.size() + logits_input.size()) * sizeof(float) +
+           route.size() * sizeof(uint32_t) + activations.size() + rope.bytes();
   }
 };
 
@@ -65,6 +65,12 @@ struct StepSequence {
   int64_t first = 0;
   int64_t count = 0;
 };
+
+// The logits rows a sequence of `count` tokens asks for when a step asks
+// for the last output_rows of each (0: all).
+inline int64_t logits_rows_of(int64_t output_rows, int64_t count) {
+  return output_rows > 0 && output_rows < count ? output_rows : count;
+}
 
 struct StepContext {
   const ir::Graph& graph;
