@@ -75,6 +75,26 @@ class Verifier {
   std::vector<float> p_, residual_;
 };
 
+// A target pass as a branch of the session's sequence: commit(k) keeps its
+// first k tokens; leaving without a commit (a throw) rolls all of it back.
+class TentativePass {
+ public:
+  explicit TentativePass(exec::Session& session) : session_(session) { session_.begin_branch(); }
+  ~TentativePass() {
+    if (open_) session_.rollback_tail();
+  }
+  TentativePass(const TentativePass&) = delete;
+  TentativePass& operator=(const TentativePass&) = delete;
+  void commit(int64_t k) {
+    session_.commit_prefix(k);
+    open_ = false;
+  }
+
+ private:
+  exec::Session& session_;
+  bool open_ = true;
+};
+
 }  // namespace
 
 std::vector<int32_t> generate_speculative(exec::Session& session, Sampler& sampler, std::span<const int32_t> prompt,
@@ -114,7 +134,8 @@ std::vector<int32_t> generate_speculative(exec::Session& session, Sampler& sampl
 
     batch.assign(1, context.back());
     batch.insert(batch.end(), drafts.begin(), drafts.end());
-    const int64_t start = session.position();
+    // The pass is a branch: only what the target keeps is committed.
+    TentativePass pass(session);
     const std::span<const float> rows = session.eval_last(batch, static_cast<int64_t>(batch.size()));
     ++stats.target_passes;
     stats.drafted += static_cast<int64_t>(drafts.size());
@@ -138,7 +159,7 @@ std::vector<int32_t> generate_speculative(exec::Session& session, Sampler& sampl
     stats.accepted += static_cast<int64_t>(kept);
     // Keep the evaluated last token and the kept drafts; the new last token
     // is evaluated by the next pass.
-    session.rewind(start + 1 + static_cast<int64_t>(kept));
+    pass.commit(1 + static_cast<int64_t>(kept));
     if (stop) break;
   }
   return out;

@@ -140,6 +140,29 @@ TEST_P(SpeculativeTest, RejectionAtAnyDraftPositionLeavesTheOutputUnchanged) {
   }
 }
 
+// A pass the target refuses (here a drafted id outside the vocabulary) ends
+// the run with the error, and the committed sequence as it was: no tokens
+// of the pass and no branch left open.
+TEST_P(SpeculativeTest, ARefusedTargetPassLeavesTheSequenceAsItWas) {
+  class OutOfVocabulary : public Drafter {
+   public:
+    explicit OutOfVocabulary(int32_t vocab) : vocab_(vocab) {}
+    std::vector<int32_t> draft(std::span<const int32_t>, int) override { return {vocab_ + 7}; }
+
+   private:
+    int32_t vocab_;
+  };
+  OutOfVocabulary drafter(static_cast<int32_t>(target_->info.n_vocab));
+  exec::Session session(*target_, cpu_options(5));
+  Sampler sampler(greedy(), static_cast<int32_t>(target_->info.n_vocab));
+  SpeculativeOptions spec;
+  spec.draft_max = 4;
+  SpeculativeStats stats;
+  EXPECT_THROW(generate_speculative(session, sampler, kPrompt, generation(), drafter, spec, stats), Error);
+  EXPECT_EQ(session.position(), static_cast<int64_t>(kPrompt.size()));
+  EXPECT_NO_THROW(session.begin_branch()) << "the refused pass left its branch open";
+}
+
 TEST_P(SpeculativeTest, StopsAtNPredictAndAtTheContextsEnd) {
   ModelDrafter drafter(*draft_, cpu_options());
   SpeculativeStats stats;
