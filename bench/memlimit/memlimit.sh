@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # Synapse against llama.cpp on one model under the same memory limit:
 #   memlimit.sh -m FILE -l LIMIT [-p 0] [-n 32] [-t 1] [-k 3] [-T 900] [-b build] [-x 'SYNAPSE ARGS']
-# Puts each run in a fresh cgroup v1 memory group limited to LIMIT (bytes,
+# Puts each run in a fresh memory cgroup (v1 or v2) limited to LIMIT (bytes,
 # K/M/G suffixes, or a percentage of the file), with the page cache dropped
 # first so the model file is read inside the group (page cache counts
 # against the limit). Runs `synapse bench` and `synapse-peer bench`
 # interleaved (A B A B ...) for K rounds, one timed repetition each, and
 # prints per test the median t/s of each engine, their ratio, and each run's
-# peak memory (memory.max_usage_in_bytes) and what it read from storage (the
+# peak memory (v1 memory.max_usage_in_bytes, v2 memory.peak) and what it read from storage (the
 # rusage block inputs GNU time reports: page cache misses and direct reads,
 # loading included). A run killed by the OOM killer or the per-run timeout is
 # reported as such and leaves out its t/s. -x passes extra arguments to
 # synapse bench (e.g. -x '--mem-budget 2G').
-# Needs root and the cgroup v1 memory controller; bash, sed, awk, sort, GNU time.
+# Needs root and a memory cgroup controller (cgroup_memory.sh); bash, sed,
+# awk, sort, GNU time.
 set -euo pipefail
 
 usage() {
@@ -54,10 +55,9 @@ limit=$(awk -v s="$limit_text" -v f="$file_bytes" 'BEGIN {
   printf "%.0f", (m > 1 ? substr(s, 1, length(s) - 1) : s) * m }')
 [[ -n "$limit" ]] && (( limit > 0 )) || { echo "$0: -l '$limit_text' is not a size (N, NK, NM, NG or N%)" >&2; usage; }
 
-memcg_root=/sys/fs/cgroup/memory
-[[ -f "$memcg_root/memory.limit_in_bytes" ]] ||
-  { echo "$0: no cgroup v1 memory controller at $memcg_root" >&2; exit 1; }
 (( EUID == 0 )) || { echo "$0: needs root (cgroups, drop_caches)" >&2; exit 1; }
+source "$(dirname "$0")/cgroup_memory.sh"
+cg_detect || exit 1
 
 synapse="$build/synapse"
 peer="$build/bench/peer/synapse-peer"
@@ -65,36 +65,22 @@ for exe in "$synapse" "$peer"; do
   [[ -x "$exe" ]] || { echo "$0: $exe not built (ninja -C $build synapse synapse-peer)" >&2; exit 1; }
 done
 
-cg="$memcg_root/synapse-memlimit-$$"
 results=$(mktemp)
 run_out=$(mktemp)
 io_out=$(mktemp)
 reads=$(mktemp)  # "engine read_bytes", one line per run
 cleanup() {
-  # Our own runs only: whatever is still in the group was started here.
-  if [[ -d "$cg" ]]; then
-    while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done <"$cg/cgroup.procs"
-    rmdir "$cg" 2>/dev/null || echo "$0: could not remove $cg" >&2
-  fi
+  cg_remove  # our own run's group: whatever is still in it was started here
   rm -f "$results" "$run_out" "$io_out" "$reads"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-mkdir "$cg"
-echo "$limit" >"$cg/memory.limit_in_bytes"
-memsw=no
-if [[ -f "$cg/memory.memsw.limit_in_bytes" ]]; then
-  echo "$limit" >"$cg/memory.memsw.limit_in_bytes"  # no swapping around the limit either
-  memsw=yes
-fi
-
 mib() { awk -v b="$1" 'BEGIN { printf "%.0f", b / 2^20 }'; }
-oom_kills() { sed -n 's/^oom_kill \([0-9]*\)$/\1/p' "$cg/memory.oom_control"; }
 
 echo "# $0 -m $model -l $limit_text -p $n_prompt -n $n_gen -t $threads -k $rounds -T $run_timeout -b $build -x '$extra'"
 echo "# limit $(mib "$limit") MiB ($(awk -v l="$limit" -v f="$file_bytes" 'BEGIN { printf "%.1f", 100 * l / f }')% of the" \
-  "$(mib "$file_bytes") MiB file), swap limited too: $memsw"
+  "$(mib "$file_bytes") MiB file), cgroup v$cg_version"
 
 # Runs one engine's bench in the group from a cold page cache; appends
 # "engine test tps peak_bytes status" lines to $results (one per test, or
@@ -104,21 +90,20 @@ run_engine() {
   shift 2
   sync
   echo 3 >/proc/sys/vm/drop_caches
-  echo 0 >"$cg/memory.max_usage_in_bytes"
-  echo 0 >"$cg/memory.failcnt"
-  local kills_before start rc=0 status
-  kills_before=$(oom_kills)
+  cg_make "synapse-memlimit-$$-$engine" "$limit"
+  local start rc=0 status
   start=$(date +%s.%N)
   # time outside timeout: its children's rusage still counts when timeout kills the engine.
-  bash -c 'echo $$ >"$1/cgroup.procs"; shift; exec "$@"' _ "$cg" /usr/bin/time -o "$io_out" -f %I \
-    timeout "$run_timeout" "$@" >"$run_out" 2>&1 || rc=$?
+  ( cg_enter && exec /usr/bin/time -o "$io_out" -f %I timeout "$run_timeout" "$@" ) >"$run_out" 2>&1 || rc=$?
   local wall peak failcnt kills read
   wall=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
   read=$(tail -n 1 "$io_out" | awk '{ printf "%.0f", $1 * 512 }')  # 512-byte blocks
   read=${read:-0}
-  peak=$(cat "$cg/memory.max_usage_in_bytes")
-  failcnt=$(cat "$cg/memory.failcnt")
-  kills=$(( $(oom_kills) - kills_before ))
+  peak=$(cg_peak)
+  failcnt=$(cg_limit_hits)
+  kills=$(cg_oom_kills)
+  local swap_limited=$cg_swap_limited
+  cg_remove
   if (( kills > 0 )); then
     status="oom-killed"
   elif (( rc == 124 )); then
@@ -128,7 +113,7 @@ run_engine() {
   else
     status=ok
   fi
-  echo "# $engine: $status after ${wall}s, exit $rc, peak $(mib "$peak") MiB, failcnt $failcnt, oom kills $kills," \
+  echo "# $engine: $status after ${wall}s, exit $rc, peak $(mib "$peak") MiB, limit hits $failcnt, oom kills $kills, swap limited $swap_limited," \
     "read $(mib "$read") MiB" >&2
   echo "$engine $read" >>"$reads"
   if [[ $status != ok ]]; then
