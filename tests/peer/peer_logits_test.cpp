@@ -27,8 +27,8 @@ namespace {
 
 constexpr size_t kTokens = 200;
 constexpr double kMinDecisiveAgreement = 0.99;
-// MoE rows where the engines routed a token differently (see the test):
-// at most this many, each off by at most kRoutingFlipFactor tolerances or
+// MoE rows where the engines routed a token differently and the scalar
+// reference does not side with ours (see the test): at most this many, each off by at most kRoutingFlipFactor tolerances or
 // kRoutingFlipJump logit scales, whichever is larger. A swapped expert's
 // jump does not shrink with the encoding's error: 0.48 on olmoe q4_0,
 // 0.31 on olmoe f16 (llama.cpp's zen4 backend rounds activations to f16).
@@ -147,6 +147,18 @@ std::vector<float> our_logits(const std::string& model, const std::vector<std::s
   return read_floats(dump);
 }
 
+// The scalar reference interpreter (the oracle the fused kernels are tested
+// against) on the same ids in one step.
+std::vector<float> oracle_logits(const std::string& model, const std::vector<std::string>& ids,
+                                 const std::string& dump) {
+  const CommandResult r = run_synapse({"run", "-m", model, "--tokens", joined(ids), "-n", "0", "--ignore-eos",
+                                       "--cpu-target", "reference", "--ubatch-size", std::to_string(ids.size()),
+                                       "--dump-logits", dump, "--cache-type-k", "f32", "--cache-type-v", "f32"},
+                                      /*with_stderr=*/true);
+  EXPECT_EQ(r.exit_code, 0) << "synapse run --cpu-target reference failed: " << r.out;
+  return read_floats(dump);
+}
+
 std::vector<float> peer_logits(const std::string& model, const std::vector<std::string>& ids, size_t batch,
                                const std::string& dump) {
   std::vector<std::string> args = {"logits", model, "--fa", "off", "--kv", "f32", "-t", "1",
@@ -179,6 +191,7 @@ TEST_P(PeerLogits, TeacherForcedLogitsMatchLlamaCppInPrefillAndDecode) {
   const uint32_t vocab = synth::resolve_shape(o, synth::resolve_arch(o)).n_vocab;
   const std::vector<std::string> ids = token_ids(vocab, 29);
 
+  std::vector<float> oracle;  // the scalar reference's rows, computed when needed
   for (const size_t batch : {kTokens, size_t{1}}) {
     const char* phase = batch == 1 ? "decode" : "prefill";
     const std::vector<float> peer = peer_logits(model, ids, batch, dir.file("peer.f32"));
@@ -188,23 +201,33 @@ TEST_P(PeerLogits, TeacherForcedLogitsMatchLlamaCppInPrefillAndDecode) {
     const Tolerance& t = tolerance_of(c.type);
     const double scale = root_mean_square(peer);
     const auto tolerance = static_cast<float>(t.max_abs_diff * scale);
-    const LogitComparison s = compare_logits(peer, ours, vocab, tolerance);
+    LogitComparison s = compare_logits(peer, ours, vocab, tolerance);
+    if (c.shape.routed && s.rows_over > 0) {
+      // Where two experts nearly tie for the k-th place, the engines'
+      // different activation rounding can pick different experts: a jump
+      // in that position's logits (one of k experts swapped), and through
+      // attention a smaller one in later positions. The scalar reference
+      // (float activations, no rounding of either engine) arbitrates: rows
+      // where it is within the tolerance of ours are the peer's departure
+      // and are set aside. On qwen3moe (128 experts) in f16 and bf16 it
+      // sides with ours at every row over (llama.cpp's zen4 backend rounds
+      // activations to f16 or bf16; we multiply float activations, as the
+      // reference does); in q4_0 each engine parts from it at 34-38 rows,
+      // and of the 21 rows where they part from each other it sides with
+      // ours at 7 and with the peer at 11.
+      if (oracle.empty()) oracle = oracle_logits(model, ids, dir.file("oracle.f32"));
+      s = compare_logits(peer, ours, vocab, tolerance,
+                         rows_the_oracle_gives_ours(peer, ours, oracle, vocab, tolerance));
+    }
     // A row of the table: shape, type, phase, logit rms, max |delta|, rows
-    // over the tolerance, top-1 agreement, top-1 agreement where decisive,
-    // mean KL.
-    std::printf("| %s | %s | %s | %.3g | %.3g | %zu | %zu/%zu | %zu/%zu | %.3g |\n", c.shape.name, c.type, phase,
-                scale, s.max_abs_diff, s.rows_over, s.top1_agree, s.rows, s.decisive_agree, s.decisive,
+    // over the tolerance, rows the reference gives ours, top-1 agreement,
+    // top-1 agreement where decisive, mean KL.
+    std::printf("| %s | %s | %s | %.3g | %.3g | %zu | %zu | %zu/%zu | %zu/%zu | %.3g |\n", c.shape.name, c.type, phase,
+                scale, s.max_abs_diff, s.rows_over, s.set_aside, s.top1_agree, s.rows, s.decisive_agree, s.decisive,
                 s.mean_kl);
     const std::string what = std::string(phase) + ": " + s.summary();
     if (c.shape.routed) {
-      // Where two experts nearly tie for the k-th place, the engines'
-      // different activation rounding picks different experts: a discrete
-      // jump in that position's logits, not a small error. Such rows may
-      // exceed the tolerance, a few and boundedly (one of k experts swapped).
-      // Measured on olmoe q4_0 with 16 experts: 6 of 200 prefill rows over
-      // 0.25, the worst 0.48; the scalar reference (float activations)
-      // parts from each engine at as many rows of its own, and where ours
-      // parts from the peer the two others mostly agree, and vice versa.
+      // The flips the reference does not explain: a few, each bounded.
       EXPECT_LE(s.rows_over, kMaxRoutingFlipRows) << what;
       EXPECT_LE(s.max_abs_diff, std::max(kRoutingFlipFactor * tolerance, kRoutingFlipJump * static_cast<float>(scale)))
           << what;

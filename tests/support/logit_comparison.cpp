@@ -50,8 +50,9 @@ double LogitComparison::decisive_agreement() const {
 
 std::string LogitComparison::summary() const {
   char line[256];
-  std::snprintf(line, sizeof line, "max|d| %.3g (row %zu, %zu rows over), top-1 %zu/%zu (decisive %zu/%zu), KL mean %.3g max %.3g",
-                max_abs_diff, worst_row, rows_over, top1_agree, rows, decisive_agree, decisive, mean_kl, max_kl);
+  std::snprintf(line, sizeof line,
+                "max|d| %.3g (row %zu, %zu rows over), top-1 %zu/%zu (decisive %zu/%zu), KL mean %.3g max %.3g, %zu rows set aside",
+                max_abs_diff, worst_row, rows_over, top1_agree, rows, decisive_agree, decisive, mean_kl, max_kl, set_aside);
   return line;
 }
 
@@ -61,16 +62,35 @@ double root_mean_square(std::span<const float> values) {
   return values.empty() ? 0 : std::sqrt(sum / static_cast<double>(values.size()));
 }
 
+namespace {
+
+size_t rows_of(std::span<const float> a, std::span<const float> b, size_t vocab) {
+  if (vocab == 0 || a.size() != b.size() || a.size() % vocab != 0)
+    throw std::invalid_argument("compare_logits: " + std::to_string(a.size()) + " and " + std::to_string(b.size()) +
+                                " logits are not the same rows of " + std::to_string(vocab));
+  return a.size() / vocab;
+}
+
+float row_diff(std::span<const float> a, std::span<const float> b, size_t vocab, size_t row) {
+  return compare_row(a.subspan(row * vocab, vocab), b.subspan(row * vocab, vocab)).max_abs_diff;
+}
+
+}  // namespace
+
 LogitComparison compare_logits(std::span<const float> peer, std::span<const float> ours, size_t vocab,
-                               float tolerance) {
-  if (vocab == 0 || peer.size() != ours.size() || peer.size() % vocab != 0)
-    throw std::invalid_argument("compare_logits: " + std::to_string(peer.size()) + " and " +
-                                std::to_string(ours.size()) + " logits are not the same rows of " +
-                                std::to_string(vocab));
+                               float tolerance, const std::vector<bool>& set_aside) {
+  const size_t rows = rows_of(peer, ours, vocab);
+  if (!set_aside.empty() && set_aside.size() != rows)
+    throw std::invalid_argument("compare_logits: set_aside marks " + std::to_string(set_aside.size()) + " of " +
+                                std::to_string(rows) + " rows");
   LogitComparison s;
-  s.rows = peer.size() / vocab;
   double kl_sum = 0;
-  for (size_t r = 0; r < s.rows; ++r) {
+  for (size_t r = 0; r < rows; ++r) {
+    if (!set_aside.empty() && set_aside[r]) {
+      ++s.set_aside;
+      continue;
+    }
+    ++s.rows;
     const auto peer_row = peer.subspan(r * vocab, vocab);
     const RowComparison c = compare_row(peer_row, ours.subspan(r * vocab, vocab));
     if (c.max_abs_diff > s.max_abs_diff) {
@@ -88,6 +108,16 @@ LogitComparison compare_logits(std::span<const float> peer, std::span<const floa
   }
   s.mean_kl = s.rows == 0 ? 0 : kl_sum / static_cast<double>(s.rows);
   return s;
+}
+
+std::vector<bool> rows_the_oracle_gives_ours(std::span<const float> peer, std::span<const float> ours,
+                                             std::span<const float> oracle, size_t vocab, float tolerance) {
+  const size_t rows = rows_of(peer, ours, vocab);
+  rows_of(ours, oracle, vocab);
+  std::vector<bool> given(rows);
+  for (size_t r = 0; r < rows; ++r)
+    given[r] = row_diff(peer, ours, vocab, r) > tolerance && row_diff(oracle, ours, vocab, r) <= tolerance;
+  return given;
 }
 
 }  // namespace synapse::test

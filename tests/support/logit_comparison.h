@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace synapse::test {
 
@@ -21,7 +22,8 @@ struct RowComparison {
 RowComparison compare_row(std::span<const float> peer, std::span<const float> ours);
 
 struct LogitComparison {
-  size_t rows = 0;
+  size_t rows = 0;          // compared: the set-aside ones are not
+  size_t set_aside = 0;
   float max_abs_diff = 0;   // over every row
   size_t worst_row = 0;     // where max_abs_diff is
   size_t rows_over = 0;     // rows whose max_abs_diff exceeds the tolerance
@@ -42,8 +44,15 @@ double root_mean_square(std::span<const float> values);
 
 // `peer` and `ours` hold rows of `vocab` logits back to back, as many in each.
 // A row counts as decisive where the peer's top-2 gap exceeds `tolerance`,
-// and as over where its largest difference does.
+// and as over where its largest difference does. Rows marked in `set_aside`
+// (empty: none) are left out of every figure but the set-aside count.
 LogitComparison compare_logits(std::span<const float> peer, std::span<const float> ours, size_t vocab,
-                               float tolerance);
+                               float tolerance, const std::vector<bool>& set_aside = {});
+
+// The rows where `ours` and `peer` differ by more than `tolerance` while
+// `ours` is within it of `oracle` (a third computation of the same rows):
+// there the oracle sides with ours.
+std::vector<bool> rows_the_oracle_gives_ours(std::span<const float> peer, std::span<const float> ours,
+                                             std::span<const float> oracle, size_t vocab, float tolerance);
 
 }  // namespace synapse::test

@@ -56,6 +56,23 @@ TEST(LogitComparison, OnlyRowsWithAGapAboveTheToleranceAreDecisive) {
   EXPECT_GT(s.max_kl, s.mean_kl);
 }
 
+TEST(LogitComparison, TheOracleGivesOursOnlyRowsWhereItSidesWithOurs) {
+  // Row 0: the engines agree. Row 1: they differ, the oracle is ours.
+  // Row 2: they differ, the oracle is the peer's. Row 3: all three differ.
+  const std::vector<float> peer = {0, 1, 0, 1, 0, 1, 0, 1};
+  const std::vector<float> ours = {0, 1, 2, 1, 2, 1, 2, 1};
+  const std::vector<float> oracle = {0, 1, 2, 1, 0, 1, 4, 1};
+  const std::vector<bool> given = rows_the_oracle_gives_ours(peer, ours, oracle, 2, 0.1f);
+  EXPECT_EQ(given, (std::vector<bool>{false, true, false, false}));
+
+  const LogitComparison s = compare_logits(peer, ours, 2, 0.1f, given);
+  EXPECT_EQ(s.set_aside, 1u);
+  EXPECT_EQ(s.rows, 3u);
+  EXPECT_EQ(s.rows_over, 2u);  // rows 2 and 3
+  EXPECT_EQ(s.worst_row, 2u);
+  EXPECT_THROW(compare_logits(peer, ours, 2, 0.1f, {true}), std::invalid_argument);
+}
+
 TEST(LogitComparison, RootMeanSquareIsTheScale) {
   const std::vector<float> v = {3, -4, 3, -4};
   EXPECT_DOUBLE_EQ(root_mean_square(v), std::sqrt(12.5));
