@@ -78,7 +78,8 @@ float row_diff(std::span<const float> a, std::span<const float> b, size_t vocab,
 }  // namespace
 
 LogitComparison compare_logits(std::span<const float> peer, std::span<const float> ours, size_t vocab,
-                               float tolerance, const std::vector<bool>& set_aside) {
+                               float tolerance, const std::vector<bool>& set_aside,
+                               std::optional<float> over_bound) {
   const size_t rows = rows_of(peer, ours, vocab);
   if (!set_aside.empty() && set_aside.size() != rows)
     throw std::invalid_argument("compare_logits: set_aside marks " + std::to_string(set_aside.size()) + " of " +
@@ -97,9 +98,10 @@ LogitComparison compare_logits(std::span<const float> peer, std::span<const floa
       s.max_abs_diff = c.max_abs_diff;
       s.worst_row = r;
     }
-    s.rows_over += c.max_abs_diff > tolerance;
     s.top1_agree += c.top1_agrees;
-    if (c.peer_top2_gap > tolerance) {
+    const bool over = c.max_abs_diff > tolerance;
+    s.rows_over += over;
+    if (c.peer_top2_gap > (over ? over_bound.value_or(tolerance) : tolerance)) {
       ++s.decisive;
       s.decisive_agree += c.top1_agrees;
     }

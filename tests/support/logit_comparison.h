@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,7 +29,7 @@ struct LogitComparison {
   size_t worst_row = 0;     // where max_abs_diff is
   size_t rows_over = 0;     // rows whose max_abs_diff exceeds the tolerance
   size_t top1_agree = 0;    // rows whose argmax agrees
-  size_t decisive = 0;      // rows whose peer top-2 gap exceeds the tolerance
+  size_t decisive = 0;      // rows whose peer top-2 gap exceeds what the row may differ by
   size_t decisive_agree = 0;
   double mean_kl = 0;
   double max_kl = 0;
@@ -43,11 +44,15 @@ struct LogitComparison {
 double root_mean_square(std::span<const float> values);
 
 // `peer` and `ours` hold rows of `vocab` logits back to back, as many in each.
-// A row counts as decisive where the peer's top-2 gap exceeds `tolerance`,
-// and as over where its largest difference does. Rows marked in `set_aside`
-// (empty: none) are left out of every figure but the set-aside count.
+// A row counts as over where its largest difference exceeds `tolerance`,
+// and as decisive where the peer's top-2 gap exceeds the difference the row
+// is allowed: `tolerance`, or for a row over it `over_bound` (rows over are
+// bounded apart, as a mixture of experts' routing flips are; by default
+// `tolerance`). Rows marked in `set_aside` (empty: none) are left out of
+// every figure but the set-aside count.
 LogitComparison compare_logits(std::span<const float> peer, std::span<const float> ours, size_t vocab,
-                               float tolerance, const std::vector<bool>& set_aside = {});
+                               float tolerance, const std::vector<bool>& set_aside = {},
+                               std::optional<float> over_bound = std::nullopt);
 
 // The rows where `ours` and `peer` differ by more than `tolerance` while
 // `ours` is within it of `oracle` (a third computation of the same rows):

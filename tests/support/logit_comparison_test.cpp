@@ -56,6 +56,15 @@ TEST(LogitComparison, OnlyRowsWithAGapAboveTheToleranceAreDecisive) {
   EXPECT_GT(s.max_kl, s.mean_kl);
 }
 
+TEST(LogitComparison, ARowOverTheToleranceIsDecisiveOnlyBeyondItsOwnBound) {
+  // The top two swapped by 0.5: over a tolerance of 0.1, within a bound of 1.
+  const std::vector<float> peer = {0.0f, 0.5f}, ours = {0.5f, 0.0f};
+  EXPECT_EQ(compare_logits(peer, ours, 2, 0.1f).decisive, 1u);
+  const LogitComparison bounded = compare_logits(peer, ours, 2, 0.1f, {}, 1.0f);
+  EXPECT_EQ(bounded.rows_over, 1u);
+  EXPECT_EQ(bounded.decisive, 0u);
+}
+
 TEST(LogitComparison, TheOracleGivesOursOnlyRowsWhereItSidesWithOurs) {
   // Row 0: the engines agree. Row 1: they differ, the oracle is ours.
   // Row 2: they differ, the oracle is the peer's. Row 3: all three differ.
