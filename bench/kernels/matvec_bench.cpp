@@ -10,11 +10,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "bench_operands.h"
 #include "kernels/cpu/dot_kernel.h"
 #include "encoding/encoding.h"
 
@@ -38,29 +37,14 @@ constexpr MatrixCase kCases[] = {
 void matvec(benchmark::State& state, Encoding encoding, CpuTarget target, MatrixCase shape, int tokens) {
   const DotKernel kernel = find_dot_kernel(encoding, target);
   const int64_t cols = shape.cols;
-  const uint64_t w_stride = row_bytes(encoding, cols);
-  const uint64_t matrix_bytes = w_stride * shape.rows;
-  const uint64_t x_stride = activation_row_bytes(kernel.activation, cols);
-
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<float> values(cols);
-  std::vector<uint8_t> weights(matrix_bytes * shape.copies);
-  for (int64_t r = 0; r < shape.rows; ++r) {
-    for (float& v : values) v = uniform(rng);
-    quantize_row(encoding, values.data(), weights.data() + r * w_stride, cols);
-  }
-  for (int c = 1; c < shape.copies; ++c) std::memcpy(weights.data() + c * matrix_bytes, weights.data(), matrix_bytes);
-  std::vector<uint8_t> x(x_stride * tokens);
-  for (int t = 0; t < tokens; ++t) {
-    for (float& v : values) v = uniform(rng);
-    quantize_activation_row(kernel.activation, values.data(), cols, x.data() + t * x_stride);
-  }
+  const BenchOperands o = bench_operands(encoding, kernel.activation, shape.rows, cols, shape.copies, tokens);
+  const uint64_t w_stride = o.w_stride, matrix_bytes = o.matrix_bytes, x_stride = o.x_stride;
+  const std::vector<uint8_t>& x = o.x;
   std::vector<float> y(shape.rows * tokens);
 
   int copy = 0;
   for (auto _ : state) {
-    const uint8_t* w = weights.data() + copy * matrix_bytes;
+    const uint8_t* w = o.matrix(copy);
     int64_t first = 0;  // as matmul: whole matrix-vector passes, then tiles
     if (tokens == 1 && kernel.matvec) {
       first = shape.rows / kernel.matvec_rows * kernel.matvec_rows;

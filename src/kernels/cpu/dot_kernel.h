@@ -26,8 +26,6 @@ inline constexpr int kMaxTileRows = 4;
 inline constexpr int kMaxTileTokens = 4;
 // A panel: up to kPanelRows weight rows against any number of tokens.
 inline constexpr int kPanelRows = 32;
-// The token count from which a panel usually beats the tiles.
-inline constexpr int kPanelMinTokens = 16;
 
 // y[t * y_stride + r] = dot(weight row r, activation row t) for r < rows,
 // t < tokens; weight row r starts at w + r * w_stride, activation row t at
@@ -49,11 +47,15 @@ struct DotKernel {
   // from panel_min_tokens tokens on (where it beats the tiles, measured
   // per kernel with bench/kernels).
   DotTile panel = nullptr;
-  int panel_min_tokens = kPanelMinTokens;
+  int panel_min_tokens = 16;
   // Optional, for one token: whole passes of matvec_rows rows at a time
-  // (the rest go through the tile).
+  // (the rest go through the tile). Up to matvec_max_tokens tokens go
+  // through it token after token over blocks of rows that stay in L2, so
+  // the weights still come from memory once (where that beats the tiles,
+  // measured per kernel with bench/kernels).
   DotRows matvec = nullptr;
   int matvec_rows = 0;
+  int matvec_max_tokens = 1;
 };
 
 // The kernel for weights of `encoding` compiled for exactly `target`, or a

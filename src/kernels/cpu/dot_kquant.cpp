@@ -152,7 +152,16 @@ constexpr kquant::Tiles kScalarTiles{scalar_tile<unpack_q4_k, sizeof(blocks::Q4_
 
 }  // namespace
 
-constexpr int kQ6KPanelMinTokens = 20;
+// Which path matmul takes for a few tokens (bench/kernels prefill on one
+// Zen 4 core, GMAC/s with the matrix in DRAM, matvec / tiles / panel):
+// Q4_K 40/33/20 at 2 tokens, 48/35/43 at 4, 50/34/49 at 6, 52/41/64 at 8;
+// Q5_K (no panel) 34/26 at 2, 34/29 at 6, 36/35 at 8; Q6_K, whose levels
+// take more work to repack, 28/29/14 at 2, 29/28/31 at 6, 31/36/47 at 8
+// (in L3 its panel wins from 6 too: 50 against 46 for the tiles).
+constexpr int kQ4KMatvecMaxTokens = 4;
+constexpr int kQ4KPanelMinTokens = 5;
+constexpr int kQ5KMatvecMaxTokens = 6;
+constexpr int kQ6KPanelMinTokens = 6;
 
 DotKernel find_kquant_dot_kernel(Encoding encoding, CpuTarget target) {
   const kquant::Tiles* set = nullptr;
@@ -175,13 +184,18 @@ DotKernel find_kquant_dot_kernel(Encoding encoding, CpuTarget target) {
     return k;
   };
   switch (encoding) {
-    case Encoding::Q4_K:
-      return kernel(set->q4_k, panels ? panels->q4_k : nullptr, matvecs ? matvecs->q4_k : nullptr);
-    case Encoding::Q5_K: return kernel(set->q5_k, nullptr, matvecs ? matvecs->q5_k : nullptr);
+    case Encoding::Q4_K: {
+      DotKernel q4_k = kernel(set->q4_k, panels ? panels->q4_k : nullptr, matvecs ? matvecs->q4_k : nullptr);
+      q4_k.matvec_max_tokens = kQ4KMatvecMaxTokens;
+      q4_k.panel_min_tokens = kQ4KPanelMinTokens;
+      return q4_k;
+    }
+    case Encoding::Q5_K: {
+      DotKernel q5_k = kernel(set->q5_k, nullptr, matvecs ? matvecs->q5_k : nullptr);
+      q5_k.matvec_max_tokens = kQ5KMatvecMaxTokens;
+      return q5_k;
+    }
     case Encoding::Q6_K: {
-      // The Q6_K tiles stay ahead of its panel below about 20 tokens
-      // (bench/kernels kquant-prefill: 91 against 81 GMAC/s at 16, 89
-      // against 92 at 20, 90 against 114 at 32).
       DotKernel q6_k = kernel(set->q6_k, panels ? panels->q6_k : nullptr, matvecs ? matvecs->q6_k : nullptr);
       q6_k.panel_min_tokens = kQ6KPanelMinTokens;
       return q6_k;

@@ -58,6 +58,10 @@ void store_lane(uint8_t* part, int r, uint32_t value) {
   std::memcpy(part + r * sizeof(uint32_t), &value, sizeof(value));
 }
 void store_lane(uint8_t* part, int r, float value) { std::memcpy(part + r * sizeof(float), &value, sizeof(value)); }
+// 16 lanes, those of register half h.
+void store_lanes(uint8_t* part, int h, __m512i lanes) {
+  _mm512_store_si512(reinterpret_cast<__m512i*>(part + h * kPanelLanes * sizeof(uint32_t)), lanes);
+}
 
 // The packed layout of a super-block with kSubBlocks sub-blocks.
 template <int kSubBlocks>
@@ -71,6 +75,10 @@ struct PackedLayout {
   static constexpr int64_t kBlockElems = kSuperElems;
   static constexpr uint64_t kActBytes = kActBlockBytes;
   static constexpr int64_t kChunkBlocks = kPanelChunkBlocks;
+  // One chunk size for any token count; below 32 tokens the next panel is
+  // prefetched.
+  static constexpr int kFewTokens = 32;
+  static constexpr int64_t kFewTokensChunkBlocks = kPanelChunkBlocks;
   static constexpr int kTokens = kMicroTokens;
 };
 
@@ -79,27 +87,32 @@ struct PackedLayout {
 struct Q4KPanel : PackedLayout<8> {
   static constexpr uint64_t kEncodedBytes = kQ4KBytes;
 
-  static void pack(const uint8_t* block, int r, uint8_t* out) {
-    // 32 bytes of qs hold sub-block 2c in the low nibbles, 2c+1 in the high:
-    // 8 level groups each, scattered to their parts' lane r.
-    const __m256i low4 = _mm256_set1_epi8(0x0f);
-    const __m256i parts =
-        _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(kLaneBytes)));
-    uint8_t* lane = out + r * sizeof(uint32_t);
+  // Super-blocks at `offset` of the 16 rows `row` into the lanes of
+  // register half h. 32 bytes of qs hold sub-block 2c in the low nibbles,
+  // 2c+1 in the high: 8 level groups each, transposed 16 rows at a time.
+  static void pack_lanes(const uint8_t* const* row, uint64_t offset, int h, uint8_t* out) {
+    const __m512i low4 = _mm512_set1_epi8(0x0f);
     for (int c = 0; c < 4; ++c) {
-      const __m256i qs = load256(block + kQ4KQsOffset + 32 * c);
-      _mm256_i32scatter_epi32(lane + 2 * c * kSubGroups * kLaneBytes, parts, _mm256_and_si256(qs, low4), 1);
-      _mm256_i32scatter_epi32(lane + (2 * c + 1) * kSubGroups * kLaneBytes, parts,
-                              _mm256_and_si256(_mm256_srli_epi16(qs, 4), low4), 1);
+      __m512i groups[8];
+      transpose_row_groups(row, offset + kQ4KQsOffset + 32 * c, groups);
+      for (int j = 0; j < 8; ++j) {
+        store_lanes(out + (2 * c * kSubGroups + j) * kLaneBytes, h, _mm512_and_si512(groups[j], low4));
+        store_lanes(out + ((2 * c + 1) * kSubGroups + j) * kLaneBytes, h,
+                    _mm512_and_si512(_mm512_srli_epi16(groups[j], 4), low4));
+      }
     }
-    alignas(16) uint8_t scales_mins[16];
-    _mm_store_si128(reinterpret_cast<__m128i*>(scales_mins), unpack_scales_mins(block + kQ4KScalesOffset));
-    for (int j = 0; j < 8; ++j) {
-      store_lane(out + kScalesOffset + j * kLaneBytes, r, uint32_t{scales_mins[j]});
-      store_lane(out + kMinsOffset + j * kLaneBytes, r, scales_mins[8 + j] * 0x00010001u);
+    for (int r = 0; r < kPanelLanes; ++r) {
+      const uint8_t* block = row[r] + offset;
+      const int lane = h * kPanelLanes + r;
+      alignas(16) uint8_t scales_mins[16];
+      _mm_store_si128(reinterpret_cast<__m128i*>(scales_mins), unpack_scales_mins(block + kQ4KScalesOffset));
+      for (int j = 0; j < 8; ++j) {
+        store_lane(out + kScalesOffset + j * kLaneBytes, lane, uint32_t{scales_mins[j]});
+        store_lane(out + kMinsOffset + j * kLaneBytes, lane, scales_mins[8 + j] * 0x00010001u);
+      }
+      store_lane(out + kDOffset, lane, load_f16(block));
+      store_lane(out + kDminOffset, lane, load_f16(block + 2));
     }
-    store_lane(out + kDOffset, r, load_f16(block));
-    store_lane(out + kDminOffset, r, load_f16(block + 2));
   }
 
   static __m512 add(const uint8_t* packed, int h, __m512 dx, __m512i isum, __m512i msum, __m512 acc) {
@@ -116,36 +129,45 @@ struct Q4KPanel : PackedLayout<8> {
 struct Q6KPanel : PackedLayout<16> {
   static constexpr uint64_t kEncodedBytes = kQ6KBytes;
 
-  static void pack(const uint8_t* block, int r, uint8_t* out) {
-    // Per 128-element half, elements l, l+32, l+64, l+96 take their high two
-    // bits from qh[l]; l and l+64 share ql[l], l+32 and l+96 share ql[l+32].
-    // Each 32 levels are 8 level groups, scattered to their parts' lane r.
+  // Super-blocks at `offset` of the 16 rows `row` into the lanes of
+  // register half h. Per 128-element half, elements l, l+32, l+64, l+96
+  // take their high two bits from qh[l]; l and l+64 share ql[l], l+32 and
+  // l+96 share ql[l+32]. Each 32 levels of the 16 rows are 8 level groups,
+  // transposed together.
+  static void pack_lanes(const uint8_t* const* row, uint64_t offset, int h, uint8_t* out) {
     const __m256i low4 = _mm256_set1_epi8(0x0f);
     const __m256i bits45 = _mm256_set1_epi8(0x30);
-    const __m256i parts =
-        _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(kLaneBytes)));
-    uint8_t* lane = out + r * sizeof(uint32_t);
     for (int half = 0; half < 2; ++half) {
-      const __m256i ql0 = load256(block + kQ6KQlOffset + 64 * half);
-      const __m256i ql1 = load256(block + kQ6KQlOffset + 64 * half + 32);
-      const __m256i qh = load256(block + kQ6KQhOffset + 32 * half);
-      const __m256i levels[4] = {
-          _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits45)),
-          _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits45)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, bits45)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
-                          _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45)),
-      };
-      for (int k = 0; k < 4; ++k) _mm256_i32scatter_epi32(lane + (32 * half + 8 * k) * kLaneBytes, parts, levels[k], 1);
+      __m256i levels[4][kPanelLanes];
+      for (int r = 0; r < kPanelLanes; ++r) {
+        const uint8_t* block = row[r] + offset;
+        const __m256i ql0 = load256(block + kQ6KQlOffset + 64 * half);
+        const __m256i ql1 = load256(block + kQ6KQlOffset + 64 * half + 32);
+        const __m256i qh = load256(block + kQ6KQhOffset + 32 * half);
+        levels[0][r] = _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), bits45));
+        levels[1][r] = _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), bits45));
+        levels[2][r] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, bits45));
+        levels[3][r] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                                       _mm256_and_si256(_mm256_srli_epi16(qh, 2), bits45));
+      }
+      for (int k = 0; k < 4; ++k) {
+        __m512i groups[8];
+        transpose_row_groups(levels[k], groups);
+        for (int j = 0; j < 8; ++j) store_lanes(out + (32 * half + 8 * k + j) * kLaneBytes, h, groups[j]);
+      }
     }
-    const auto* scales = reinterpret_cast<const int8_t*>(block + kQ6KScalesOffset);
-    for (int k = 0; k < 16; ++k)
-      store_lane(out + kScalesOffset + k * kLaneBytes, r, static_cast<uint32_t>(int32_t{scales[k]}));
-    for (int m = 0; m < kBsumPairs; ++m) {
-      const auto low = static_cast<uint16_t>(32 * scales[2 * m]), high = static_cast<uint16_t>(32 * scales[2 * m + 1]);
-      store_lane(out + kMinsOffset + m * kLaneBytes, r, uint32_t{low} | uint32_t{high} << 16);
+    for (int r = 0; r < kPanelLanes; ++r) {
+      const uint8_t* block = row[r] + offset;
+      const int lane = h * kPanelLanes + r;
+      const auto* scales = reinterpret_cast<const int8_t*>(block + kQ6KScalesOffset);
+      for (int k = 0; k < 16; ++k)
+        store_lane(out + kScalesOffset + k * kLaneBytes, lane, static_cast<uint32_t>(int32_t{scales[k]}));
+      for (int m = 0; m < kBsumPairs; ++m) {
+        const auto low = static_cast<uint16_t>(32 * scales[2 * m]), high = static_cast<uint16_t>(32 * scales[2 * m + 1]);
+        store_lane(out + kMinsOffset + m * kLaneBytes, lane, uint32_t{low} | uint32_t{high} << 16);
+      }
+      store_lane(out + kDOffset, lane, load_f16(block + kQ6KDOffset));
     }
-    store_lane(out + kDOffset, r, load_f16(block + kQ6KDOffset));
   }
 
   static __m512 add(const uint8_t* packed, int h, __m512 dx, __m512i isum, __m512i msum, __m512 acc) {

@@ -98,6 +98,13 @@ DotTile tile_for(Encoding encoding, CpuTarget target) {
 
 }  // namespace
 
+// The token counts from which the VNNI panels beat the tiles (bench/kernels
+// prefill on one Zen 4 core, GMAC/s of panel against tiles with the matrix
+// in DRAM / in L3: Q8_0 41/40 and 39/49 at 4 tokens, 62/36 and 61/38 at 6;
+// Q4_0, whose rows repack cheaply, 27/20 and 34/24 at 2).
+constexpr int kQ8_0PanelMinTokens = 5;
+constexpr int kQ4_0PanelMinTokens = 2;
+
 DotKernel find_legacy_dot_kernel(Encoding encoding, CpuTarget target) {
   const DotTile tile = tile_for(encoding, target);
   if (!tile) return {};
@@ -107,6 +114,7 @@ DotKernel find_legacy_dot_kernel(Encoding encoding, CpuTarget target) {
   if (target == CpuTarget::Avx512Vnni && encoding != Encoding::Q5_0) {
     const bool q8_0 = encoding == Encoding::Q8_0;
     kernel.panel = q8_0 ? legacy::kVnniPanels.q8_0 : legacy::kVnniPanels.q4_0;
+    kernel.panel_min_tokens = q8_0 ? kQ8_0PanelMinTokens : kQ4_0PanelMinTokens;
     kernel.matvec = q8_0 ? legacy::kVnniMatvecs.q8_0 : legacy::kVnniMatvecs.q4_0;
     kernel.matvec_rows = legacy::kVnniMatvecs.rows;
   }

@@ -48,29 +48,65 @@ constexpr uint64_t kGroupBytes = kPanelRows * sizeof(uint32_t);
 constexpr uint64_t kScalesOffset = kGroups * kGroupBytes;
 constexpr uint64_t kPackedBlockBytes = kScalesOffset + kPanelRows * sizeof(float);
 // Blocks repacked at a time: the packed chunk stays in L1 while every
-// token streams past it.
+// token streams past it. With few tokens the products wait on memory, and
+// a chunk of 4 (bench/kernels prefill, dram: 66 against 48 GMAC/s at 8
+// tokens with 16) leaves L1 room for the next panel's prefetched rows.
 constexpr int64_t kPanelChunkBlocks = 16;
+constexpr int kPanelFewTokens = 32;
+constexpr int64_t kPanelFewTokensChunkBlocks = 4;
 // Tokens per micro-kernel: 2 x kMicroTokens block sums and as many float
 // accumulators, plus the two weight registers, fit the 32 registers.
 constexpr int kMicroTokens = 6;
 
+// Group g of 16 rows' blocks, one row per lane, as the panel stores it.
+using LaneGroups = __m512i[kGroups];
+
+// The fp16 scales of 16 rows' blocks at `offset`, as floats in row order.
+__m512 lane_scales(const uint8_t* const* row, uint64_t offset) {
+  alignas(32) uint16_t bits[kPanelLanes];
+  for (int r = 0; r < kPanelLanes; ++r) bits[r] = load_u16(row[r] + offset);
+  return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(bits)));
+}
+
 // Q8_0: value w as the byte w + 128.
 struct Q8_0Groups {
   static constexpr uint64_t kBlockBytes = 34;
-  static uint32_t group(const uint8_t* block, int g) { return load_u32(block + kWeightQsOffset + 4 * g) ^ 0x80808080u; }
-
- private:
-  static uint32_t load_u32(const uint8_t* p) { return static_cast<uint32_t>(load_i32(p)); }
+  // The 32 value bytes of 16 rows, group g of row r in lane r of out[g].
+  static void lanes(const uint8_t* const* row, uint64_t offset, LaneGroups& out) {
+    transpose_row_groups(row, offset + kWeightQsOffset, out);
+    const __m512i offset128 = _mm512_set1_epi8(static_cast<char>(0x80));
+    for (__m512i& group : out) group = _mm512_xor_si512(group, offset128);
+  }
 };
 
 // Q4_0: elements 0-15 are the low nibbles of the 16 bytes, 16-31 the high
 // ones; value q - 8 as the byte q + 120.
 struct Q4_0Groups {
   static constexpr uint64_t kBlockBytes = 18;
-  static uint32_t group(const uint8_t* block, int g) {
-    const uint32_t packed = static_cast<uint32_t>(load_i32(block + kWeightQsOffset + 4 * (g % 4)));
-    const uint32_t nibbles = (g < 4 ? packed : packed >> 4) & 0x0f0f0f0fu;
-    return nibbles + 0x78787878u;  // no byte carries: 15 + 120 < 256
+  // The 16 packed bytes of 16 rows: rows i, i + 4, i + 8, i + 12 share a
+  // register (one per 128-bit lane), a 4 x 4 transpose of 4-byte words runs
+  // in each lane, and the nibbles of word k give groups k and k + 4 (no
+  // byte carries in adding 120: 15 + 120 < 256).
+  static void lanes(const uint8_t* const* row, uint64_t offset, LaneGroups& out) {
+    const auto packed = [&](int r) {
+      return _mm_loadu_si128(reinterpret_cast<const __m128i*>(row[r] + offset + kWeightQsOffset));
+    };
+    __m512i z[4];
+    for (int i = 0; i < 4; ++i) {
+      z[i] = _mm512_castsi128_si512(packed(i));
+      z[i] = _mm512_inserti32x4(z[i], packed(i + 4), 1);
+      z[i] = _mm512_inserti32x4(z[i], packed(i + 8), 2);
+      z[i] = _mm512_inserti32x4(z[i], packed(i + 12), 3);
+    }
+    const __m512i t0 = _mm512_unpacklo_epi32(z[0], z[1]), t1 = _mm512_unpackhi_epi32(z[0], z[1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(z[2], z[3]), t3 = _mm512_unpackhi_epi32(z[2], z[3]);
+    const __m512i words[4] = {_mm512_unpacklo_epi64(t0, t2), _mm512_unpackhi_epi64(t0, t2),
+                              _mm512_unpacklo_epi64(t1, t3), _mm512_unpackhi_epi64(t1, t3)};
+    const __m512i low4 = _mm512_set1_epi8(0x0f), offset120 = _mm512_set1_epi8(0x78);
+    for (int k = 0; k < 4; ++k) {
+      out[k] = _mm512_add_epi8(_mm512_and_si512(words[k], low4), offset120);
+      out[k + 4] = _mm512_add_epi8(_mm512_and_si512(_mm512_srli_epi16(words[k], 4), low4), offset120);
+    }
   }
 };
 
@@ -132,15 +168,18 @@ struct LegacyPanel {
   static constexpr uint64_t kPackedBytes = kPackedBlockBytes;
   static constexpr uint64_t kActBytes = kActBlockBytes;
   static constexpr int64_t kChunkBlocks = kPanelChunkBlocks;
+  static constexpr int kFewTokens = kPanelFewTokens;
+  static constexpr int64_t kFewTokensChunkBlocks = kPanelFewTokensChunkBlocks;
   static constexpr int kTokens = kMicroTokens;
 
-  static void pack(const uint8_t* block, int r, uint8_t* out) {
-    for (int g = 0; g < kGroups; ++g) {
-      const uint32_t bytes = Groups::group(block, g);
-      std::memcpy(out + g * kGroupBytes + r * sizeof(uint32_t), &bytes, sizeof(bytes));
-    }
-    const float scale = load_f16(block);
-    std::memcpy(out + kScalesOffset + r * sizeof(float), &scale, sizeof(scale));
+  // Blocks at `offset` of the 16 rows `row` into lanes of register half h.
+  static void pack_lanes(const uint8_t* const* row, uint64_t offset, int h, uint8_t* out) {
+    LaneGroups groups;
+    Groups::lanes(row, offset, groups);
+    const uint64_t lane_bytes = h * kPanelLanes * sizeof(uint32_t);
+    for (int g = 0; g < kGroups; ++g)
+      _mm512_store_si512(reinterpret_cast<__m512i*>(out + g * kGroupBytes + lane_bytes), groups[g]);
+    _mm512_store_ps(reinterpret_cast<float*>(out + kScalesOffset + lane_bytes), lane_scales(row, offset));
   }
 
   template <int Count>

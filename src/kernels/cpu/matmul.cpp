@@ -17,11 +17,15 @@ struct Activations {
 
 // Whether p's rows go through its kernel's panel rather than its tiles.
 bool uses_panel(const MatmulProduct& p, int64_t tokens) { return p.kernel.panel && tokens >= p.kernel.panel_min_tokens; }
+// Whether p's whole matrix-vector passes go through its kernel's matvec.
+bool uses_matvec(const MatmulProduct& p, int64_t tokens) {
+  return p.kernel.matvec && tokens <= p.kernel.matvec_max_tokens;
+}
 
 // Rows a worker's share is a multiple of: what one call of the kernel takes.
 int64_t row_grain(const MatmulProduct& p, int64_t tokens) {
   if (uses_panel(p, tokens)) return kPanelRows;
-  return tokens == 1 && p.kernel.matvec ? p.kernel.matvec_rows : kMaxTileRows;
+  return uses_matvec(p, tokens) ? p.kernel.matvec_rows : kMaxTileRows;
 }
 
 void add_bias(const MatmulProduct& p, int64_t row, int64_t rows, int64_t token, int64_t tokens) {
@@ -34,14 +38,19 @@ void add_bias(const MatmulProduct& p, int64_t row, int64_t rows, int64_t token, 
 void multiply_rows(const MatmulProduct& p, const Activations& x, int64_t tokens, int64_t row_begin,
                    int64_t row_end) {
   const ref::EncodedMatrix& w = *p.w;
-  if (tokens == 1 && p.kernel.matvec) {
-    // Whole passes through the matrix-vector kernel, the rest through tiles.
+  if (uses_matvec(p, tokens)) {
+    // Whole passes through the matrix-vector kernel, the rest through
+    // tiles; several tokens take turns on blocks of rows.
     const int64_t pass = p.kernel.matvec_rows;
     const int64_t rows = (row_end - row_begin) / pass * pass;
-    if (rows > 0) {
-      p.kernel.matvec(w.row(row_begin), w.row_stride, rows, x.rows, w.cols, p.y + row_begin);
-      add_bias(p, row_begin, rows, 0, 1);
+    const int64_t fit = static_cast<int64_t>(kMatvecBlockBytes / w.row_stride) / pass * pass;
+    const int64_t block = tokens == 1 ? rows : std::max(pass, fit);
+    for (int64_t r = row_begin; r < row_begin + rows; r += block) {
+      const int64_t count = std::min(block, row_begin + rows - r);
+      for (int64_t t = 0; t < tokens; ++t)
+        p.kernel.matvec(w.row(r), w.row_stride, count, x.rows + t * x.stride, w.cols, p.y + t * w.rows + r);
     }
+    if (rows > 0) add_bias(p, row_begin, rows, 0, tokens);
     row_begin += rows;
   }
   if (uses_panel(p, tokens)) {

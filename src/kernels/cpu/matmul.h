@@ -24,6 +24,12 @@
 
 namespace synapse::cpu {
 
+// Bytes of the row blocks that a kernel's matrix-vector product runs token
+// after token (up to DotKernel::matvec_max_tokens tokens): small enough to
+// stay in L2 between tokens, large enough that each call's setup (laying
+// out the activation row) is small next to its rows.
+inline constexpr uint64_t kMatvecBlockBytes = 256 << 10;
+
 struct MatmulProduct {
   const ref::EncodedMatrix* w = nullptr;
   const float* bias = nullptr;  // optional, w.rows floats

@@ -113,26 +113,32 @@ TEST_P(CpuMatmul, MatchesReferenceWithinQuantizationBound) {
   }
 }
 
-// Batches below and above every kernel's panel_min_tokens (tiles, then
-// panels where the kernel has them) against one token at a time.
+// Batches through every path (the matrix-vector kernel token after token
+// up to matvec_max_tokens, tiles, panels from panel_min_tokens where the
+// kernel has them) against one token at a time; the taller matrix has
+// several of the matrix-vector kernel's row blocks and rows left for tiles.
 TEST_P(CpuMatmul, TokenResultsDoNotDependOnBatchOrThreads) {
   const auto [encoding, target] = GetParam();
   const int64_t cols = std::max<int64_t>(encoding_info(encoding).block_elems, 32) * 3;
-  const int64_t rows = 37;
-  for (const int64_t tokens : {int64_t{9}, int64_t{kPanelMinTokens} + 3, int64_t{2 * kPanelMinTokens} + 3}) {
-    std::mt19937 rng(11);
-    const Matrix w = random_matrix(encoding, rows, cols, rng);
-    const std::vector<float> x = random_activations(tokens, cols, rng);
-    const DotKernel kernel = best_dot_kernel(encoding, target);
-    std::vector<uint8_t> act(matmul_scratch_bytes(tokens, cols));
-    ThreadPool one(1), three(3);
-    std::vector<float> batch(static_cast<size_t>(tokens * rows));
-    matmul(x.data(), tokens, {&w.view, nullptr, batch.data(), kernel}, act.data(), three);
-    for (int64_t t = 0; t < tokens; ++t) {
-      std::vector<float> single(static_cast<size_t>(rows));
-      matmul(&x[t * cols], 1, {&w.view, nullptr, single.data(), kernel}, act.data(), one);
-      EXPECT_EQ(0, std::memcmp(single.data(), &batch[t * rows], single.size() * sizeof(float)))
-          << to_string(target) << " tokens " << tokens << " token " << t;
+  const DotKernel kernel = best_dot_kernel(encoding, target);
+  const int64_t panel_from = kernel.panel_min_tokens;
+  const int64_t tall = static_cast<int64_t>(2 * kMatvecBlockBytes / row_bytes(encoding, cols)) + 13;
+  for (const int64_t tokens : {int64_t{2}, int64_t{kernel.matvec_max_tokens}, std::max<int64_t>(panel_from - 1, 2),
+                               panel_from, panel_from + 3, int64_t{9}, int64_t{19}, 2 * panel_from + 9}) {
+    for (const int64_t rows : {int64_t{37}, tokens <= kernel.matvec_max_tokens ? tall : int64_t{37}}) {
+      std::mt19937 rng(11);
+      const Matrix w = random_matrix(encoding, rows, cols, rng);
+      const std::vector<float> x = random_activations(tokens, cols, rng);
+      std::vector<uint8_t> act(matmul_scratch_bytes(tokens, cols));
+      ThreadPool one(1), three(3);
+      std::vector<float> batch(static_cast<size_t>(tokens * rows));
+      matmul(x.data(), tokens, {&w.view, nullptr, batch.data(), kernel}, act.data(), three);
+      for (int64_t t = 0; t < tokens; ++t) {
+        std::vector<float> single(static_cast<size_t>(rows));
+        matmul(&x[t * cols], 1, {&w.view, nullptr, single.data(), kernel}, act.data(), one);
+        EXPECT_EQ(0, std::memcmp(single.data(), &batch[t * rows], single.size() * sizeof(float)))
+            << to_string(target) << " tokens " << tokens << " rows " << rows << " token " << t;
+      }
     }
   }
 }
