@@ -42,7 +42,7 @@ int bench(const BenchFlags& f) {
   const std::string path = model_file_path(f.model);
   const Model model = load_model(path, LoadOptions{.max_ctx = max_ctx, .chunk = std::min(f.ubatch, longest_prompt)});
   exec::SessionOptions options = session_options(f.kernels);
-  apply_memory_flags(f.memory, options);
+  apply_memory_flags(f.memory, model, options);
   exec::Session session(model, options);
   const BenchModel described = describe_model(model, path, session);
   const int threads = thread_count(f.kernels);

@@ -63,7 +63,7 @@ int chat_loop(const ChatFlags& f) {
   load.max_ctx = static_cast<uint32_t>(f.ctx);
   const Model model = load_model(path, load);
   exec::SessionOptions options = session_options(f.kernels);
-  apply_memory_flags(f.memory, options);
+  apply_memory_flags(f.memory, model, options);
   exec::Session session(model, options);
   warm_up_weights(model, session);
   SamplingParams sampling = sampling_params(f.sampling);

@@ -243,7 +243,7 @@ int run(const RunFlags& f) {
   }
 
   exec::SessionOptions options = session_options(f.kernels);
-  apply_memory_flags(f.memory, options);
+  apply_memory_flags(f.memory, model, options);
   // The KV a run can reach: the prompt and the tokens it may generate.
   if (f.n_predict >= 0) {
     options.memory.kv_positions = static_cast<int64_t>(prompt.size()) + f.n_predict;

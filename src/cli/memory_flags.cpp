@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "exec/memory_admission.h"
+#include "kernels/cpu/core_count.h"
 #include "memory/eviction_policy.h"
 #include "memory/memory_budget.h"
 #include "progress/progress.h"
@@ -38,9 +40,20 @@ void add_memory_flags(CLI::App& app, MemoryFlags& flags) {
       ->capture_default_str();
 }
 
-void apply_memory_flags(const MemoryFlags& flags, exec::SessionOptions& options) {
+void apply_memory_flags(const MemoryFlags& flags, const Model& model, exec::SessionOptions& options) {
   using memory::make_eviction_policy;
-  if (!flags.budget.empty()) options.memory.budget = memory::parse_budget(flags.budget);
+  if (!flags.budget.empty()) {
+    options.memory.budget = memory::parse_budget(flags.budget);
+  } else {
+    const uint64_t weights = exec::model_weight_bytes(model), limit = cpu::process_memory_limit();
+    if (const std::optional<uint64_t> budget = memory::default_budget(weights, limit)) {
+      options.memory.budget.bytes = *budget;
+      std::fprintf(stderr, "memory: the weights (%s) do not fit in the %s this process may use: paging them under a "
+                           "budget of %s (--mem-budget sets another)\n",
+                   memory::format_bytes(weights).c_str(), memory::format_bytes(limit).c_str(),
+                   memory::format_bytes(*budget).c_str());
+    }
+  }
   make_eviction_policy(flags.policy, 1);  // an unknown name is a usage error now, not when paging starts
   options.memory.residency.policy = flags.policy;
   options.memory.residency.direct_io = !flags.no_direct_io;

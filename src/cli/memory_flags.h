@@ -27,8 +27,10 @@ struct MemoryFlags {
 void add_memory_flags(CLI::App& app, MemoryFlags& flags);
 
 // Sets options.memory from the flags, with a progress report for loading
-// the pinned weights. Throws Error(Usage) for a budget that does not parse.
-void apply_memory_flags(const MemoryFlags& flags, exec::SessionOptions& options);
+// the pinned weights. Without --mem-budget, a model whose weights do not fit
+// in the memory the process may use gets memory::default_budget (said on
+// stderr). Throws Error(Usage) for a budget that does not parse.
+void apply_memory_flags(const MemoryFlags& flags, const Model& model, exec::SessionOptions& options);
 
 // When the session pages weights: on stderr, what paging did over `tokens`
 // evaluated tokens (bytes loaded per token, hit rate, prefetch accuracy,

@@ -73,6 +73,12 @@ BudgetSpec parse_budget(std::string_view text) {
   return spec;
 }
 
+std::optional<uint64_t> default_budget(uint64_t weight_bytes, uint64_t memory_limit) {
+  const uint64_t headroom = std::max<uint64_t>(uint64_t{256} << 20, memory_limit / 10);
+  if (memory_limit <= headroom || weight_bytes <= memory_limit - headroom) return std::nullopt;
+  return memory_limit - headroom;
+}
+
 std::string format_bytes(uint64_t bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double value = static_cast<double>(bytes);

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,13 @@ struct BudgetSpec {
 // Parses "N", "N[KMGT][i][B]" (binary multiples: 1K = 1024) or "P%"
 // (0 < P <= 100, decimals allowed). Throws Error(Usage) otherwise.
 BudgetSpec parse_budget(std::string_view text);
+
+// The budget a session takes when none is given: none (every weight
+// resident, as mapped) while the weights fit in what the process may use
+// (memory_limit: its cgroup's limit or the machine's memory) less a
+// headroom of a tenth, at least 256 MiB; otherwise that much, so that the
+// weights page instead of thrashing the page cache.
+std::optional<uint64_t> default_budget(uint64_t weight_bytes, uint64_t memory_limit);
 
 // "1.50 GiB", "12.3 MiB", "512 B".
 std::string format_bytes(uint64_t bytes);

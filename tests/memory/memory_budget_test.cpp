@@ -32,6 +32,15 @@ TEST(ParseBudget, RejectsWhatIsNotASizeWithAUsageError) {
   }
 }
 
+TEST(DefaultBudget, NoneWhileTheWeightsFitAndTheLimitLessHeadroomOnceTheyDoNot) {
+  constexpr uint64_t kGiB = uint64_t{1} << 30;
+  EXPECT_FALSE(default_budget(4 * kGiB, 24 * kGiB));
+  EXPECT_FALSE(default_budget(21 * kGiB, 24 * kGiB));  // within 24 GiB less a tenth
+  EXPECT_EQ(default_budget(30 * kGiB, 8 * kGiB), 8 * kGiB - 8 * kGiB / 10);
+  EXPECT_EQ(default_budget(kGiB, kGiB), kGiB - (uint64_t{256} << 20));  // at least 256 MiB of headroom
+  EXPECT_FALSE(default_budget(kGiB, 100 << 20));  // no room for any budget: leave it to the kernel
+}
+
 TEST(MemoryLedger, ReservationBeyondTheBudgetNamesCategoryRequiredAndAvailable) {
   MemoryLedger ledger(1000);
   ledger.reserve(MemoryCategory::Kv, 600);

@@ -1,11 +1,13 @@
 #include "kernels/cpu/core_count.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <initializer_list>
 #include <set>
 #include <sstream>
 
@@ -104,10 +106,15 @@ int count_physical_cores(std::span<const int> cpus, const FileReader& read) {
   return cores;
 }
 
-std::optional<double> cgroup_cpu_quota(const FileReader& read) {
+// Calls visit_v2(dir) for the process's cgroup v2 directory and its
+// ancestors, and visit_v1(dir) for those of its v1 hierarchy with
+// `controller` under each of `v1_roots` (from /proc/self/cgroup).
+template <class VisitV2, class VisitV1>
+void visit_cgroups(const FileReader& read, const char* controller, std::initializer_list<const char*> v1_roots,
+                   const VisitV2& visit_v2, const VisitV1& visit_v1) {
   const auto cgroups = read("/proc/self/cgroup");
-  if (!cgroups) return std::nullopt;
-  std::optional<double> tightest;
+  if (!cgroups) return;
+  const std::string wanted = std::string(",") + controller + ",";
   std::istringstream lines(*cgroups);
   for (std::string line; std::getline(lines, line);) {
     // "id:controllers:path"; cgroup v2 is "0::path".
@@ -117,17 +124,37 @@ std::optional<double> cgroup_cpu_quota(const FileReader& read) {
     controllers.append(line, first + 1, second - first - 1).push_back(',');
     const std::string path = line.substr(second + 1);
     if (controllers == ",,") {
-      walk_up("/sys/fs/cgroup", path, [&](const std::string& dir) {
-        if (const auto max = read(dir + "/cpu.max")) keep_tightest(tightest, parse_cpu_max(*max));
-      });
-    } else if (controllers.find(",cpu,") != std::string::npos) {
-      for (const char* root : {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"})
-        walk_up(root, path, [&](const std::string& dir) {
-          const auto quota = read(dir + "/cpu.cfs_quota_us"), period = read(dir + "/cpu.cfs_period_us");
-          if (quota && period) keep_tightest(tightest, parse_cfs_quota(*quota, *period));
-        });
+      walk_up("/sys/fs/cgroup", path, visit_v2);
+    } else if (controllers.find(wanted) != std::string::npos) {
+      for (const char* root : v1_roots) walk_up(root, path, visit_v1);
     }
   }
+}
+
+std::optional<double> cgroup_cpu_quota(const FileReader& read) {
+  std::optional<double> tightest;
+  visit_cgroups(
+      read, "cpu", {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"},
+      [&](const std::string& dir) {
+        if (const auto max = read(dir + "/cpu.max")) keep_tightest(tightest, parse_cpu_max(*max));
+      },
+      [&](const std::string& dir) {
+        const auto quota = read(dir + "/cpu.cfs_quota_us"), period = read(dir + "/cpu.cfs_period_us");
+        if (quota && period) keep_tightest(tightest, parse_cfs_quota(*quota, *period));
+      });
+  return tightest;
+}
+
+std::optional<uint64_t> cgroup_memory_limit(const FileReader& read) {
+  std::optional<uint64_t> tightest;
+  const auto keep = [&](const std::optional<std::string>& text) {
+    const auto bytes = text ? parse_int(*text) : std::nullopt;  // v2's "max" is no number: no limit
+    if (bytes && *bytes > 0 && (!tightest || static_cast<uint64_t>(*bytes) < *tightest))
+      tightest = static_cast<uint64_t>(*bytes);
+  };
+  visit_cgroups(
+      read, "memory", {"/sys/fs/cgroup/memory"}, [&](const std::string& dir) { keep(read(dir + "/memory.max")); },
+      [&](const std::string& dir) { keep(read(dir + "/memory.limit_in_bytes")); });
   return tightest;
 }
 
@@ -145,6 +172,13 @@ int default_thread_count() {
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
     if (CPU_ISSET(cpu, &mask)) allowed.push_back(cpu);
   return available_cores(allowed, read_file);
+}
+
+uint64_t process_memory_limit() {
+  const auto pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  const uint64_t physical = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  const std::optional<uint64_t> limit = cgroup_memory_limit(read_file);
+  return limit && (physical == 0 || *limit < physical) ? *limit : physical;
 }
 
 }  // namespace synapse::cpu

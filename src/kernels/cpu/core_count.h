@@ -3,11 +3,13 @@
 // its memory bandwidth, so a second thread on a core slows the products
 // down; CPUs outside the affinity mask (taskset, a cgroup cpuset) cannot be
 // used, and a cgroup CPU quota (cpu.max, or cpu.cfs_quota_us in cgroup v1)
-// caps how many can run at once. The system's files are read through a
+// caps how many can run at once. The memory a process may use is read the
+// same way (its cgroup's limit). The system's files are read through a
 // FileReader so the logic is tested on fake ones.
 #pragma once
 
 #include <functional>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -39,6 +41,12 @@ int count_physical_cores(std::span<const int> cpus, const FileReader& read);
 // and its ancestors, v2 or v1; nothing when unlimited or unknown.
 std::optional<double> cgroup_cpu_quota(const FileReader& read);
 
+// The tightest memory limit in bytes of the process's cgroup and its
+// ancestors: v2 memory.max ("max" is none) or v1 memory.limit_in_bytes (v1
+// writes a huge number for none, which callers compare with the machine's
+// memory); nothing when unlimited or unknown.
+std::optional<uint64_t> cgroup_memory_limit(const FileReader& read);
+
 // Physical cores among `allowed`, capped by the cgroup quota rounded down
 // (a thread throttled mid-op stalls every thread of a fork/join step), at
 // least 1.
@@ -46,5 +54,9 @@ int available_cores(std::span<const int> allowed, const FileReader& read);
 
 // available_cores for this process: its affinity mask and the real files.
 int default_thread_count();
+
+// The memory this process may use: the machine's physical memory, or its
+// cgroup's limit where that is lower.
+uint64_t process_memory_limit();
 
 }  // namespace synapse::cpu

@@ -99,6 +99,35 @@ TEST(CoreCount, AvailableCoresAreCappedByTheQuotaRoundedDown) {
   EXPECT_EQ(available_cores(eight, fake_files(files)), 8);
 }
 
+TEST(CoreCount, CgroupV2MemoryLimitIsTheTightestAlongThePath) {
+  const FileReader read = fake_files({
+      {"/proc/self/cgroup", "0::/jobs/one\n"},
+      {"/sys/fs/cgroup/jobs/one/memory.max", "max\n"},
+      {"/sys/fs/cgroup/jobs/memory.max", "8589934592\n"},
+      {"/sys/fs/cgroup/memory.max", "17179869184\n"},
+  });
+  EXPECT_EQ(cgroup_memory_limit(read), uint64_t{8} << 30);
+}
+
+TEST(CoreCount, CgroupV1MemoryLimitIsRead) {
+  const FileReader read = fake_files({
+      {"/proc/self/cgroup", "5:memory:/box\n3:cpu,cpuacct:/box\n"},
+      {"/sys/fs/cgroup/memory/box/memory.limit_in_bytes", "2147483648\n"},
+      {"/sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n"},
+  });
+  EXPECT_EQ(cgroup_memory_limit(read), uint64_t{2} << 30);
+  // The cpu hierarchy's line is not the memory one.
+  EXPECT_FALSE(cgroup_memory_limit(fake_files({{"/proc/self/cgroup", "3:cpu,cpuacct:/box\n"},
+                                               {"/sys/fs/cgroup/memory/box/memory.limit_in_bytes", "1024\n"}})));
+}
+
+TEST(CoreCount, NoCgroupMemoryFileMeansNoLimit) {
+  EXPECT_FALSE(cgroup_memory_limit(fake_files({})));
+  EXPECT_FALSE(cgroup_memory_limit(fake_files({{"/proc/self/cgroup", "0::/\n"}, {"/sys/fs/cgroup/memory.max", "max\n"}})));
+}
+
+TEST(CoreCount, ProcessMemoryLimitIsPositive) { EXPECT_GT(process_memory_limit(), 0u); }
+
 TEST(CoreCount, DefaultThreadCountIsPositive) { EXPECT_GE(default_thread_count(), 1); }
 
 }  // namespace
