@@ -58,10 +58,6 @@ void store_lane(uint8_t* part, int r, uint32_t value) {
   std::memcpy(part + r * sizeof(uint32_t), &value, sizeof(value));
 }
 void store_lane(uint8_t* part, int r, float value) { std::memcpy(part + r * sizeof(float), &value, sizeof(value)); }
-// 16 lanes, those of register half h.
-void store_lanes(uint8_t* part, int h, __m512i lanes) {
-  _mm512_store_si512(reinterpret_cast<__m512i*>(part + h * kPanelLanes * sizeof(uint32_t)), lanes);
-}
 
 // The packed layout of a super-block with kSubBlocks sub-blocks.
 template <int kSubBlocks>
@@ -75,10 +71,7 @@ struct PackedLayout {
   static constexpr int64_t kBlockElems = kSuperElems;
   static constexpr uint64_t kActBytes = kActBlockBytes;
   static constexpr int64_t kChunkBlocks = kPanelChunkBlocks;
-  // One chunk size for any token count; below 32 tokens the next panel is
-  // prefetched.
-  static constexpr int kFewTokens = 32;
-  static constexpr int64_t kFewTokensChunkBlocks = kPanelChunkBlocks;
+  static constexpr int64_t kFewTokensChunkBlocks = kPanelChunkBlocks;  // one chunk size for any token count
   static constexpr int kTokens = kMicroTokens;
 };
 

@@ -52,7 +52,6 @@ constexpr uint64_t kPackedBlockBytes = kScalesOffset + kPanelRows * sizeof(float
 // a chunk of 4 (bench/kernels prefill, dram: 66 against 48 GMAC/s at 8
 // tokens with 16) leaves L1 room for the next panel's prefetched rows.
 constexpr int64_t kPanelChunkBlocks = 16;
-constexpr int kPanelFewTokens = 32;
 constexpr int64_t kPanelFewTokensChunkBlocks = 4;
 // Tokens per micro-kernel: 2 x kMicroTokens block sums and as many float
 // accumulators, plus the two weight registers, fit the 32 registers.
@@ -168,7 +167,6 @@ struct LegacyPanel {
   static constexpr uint64_t kPackedBytes = kPackedBlockBytes;
   static constexpr uint64_t kActBytes = kActBlockBytes;
   static constexpr int64_t kChunkBlocks = kPanelChunkBlocks;
-  static constexpr int kFewTokens = kPanelFewTokens;
   static constexpr int64_t kFewTokensChunkBlocks = kPanelFewTokensChunkBlocks;
   static constexpr int kTokens = kMicroTokens;
 
@@ -176,10 +174,8 @@ struct LegacyPanel {
   static void pack_lanes(const uint8_t* const* row, uint64_t offset, int h, uint8_t* out) {
     LaneGroups groups;
     Groups::lanes(row, offset, groups);
-    const uint64_t lane_bytes = h * kPanelLanes * sizeof(uint32_t);
-    for (int g = 0; g < kGroups; ++g)
-      _mm512_store_si512(reinterpret_cast<__m512i*>(out + g * kGroupBytes + lane_bytes), groups[g]);
-    _mm512_store_ps(reinterpret_cast<float*>(out + kScalesOffset + lane_bytes), lane_scales(row, offset));
+    for (int g = 0; g < kGroups; ++g) store_lanes(out + g * kGroupBytes, h, groups[g]);
+    store_lanes(out + kScalesOffset, h, _mm512_castps_si512(lane_scales(row, offset)));
   }
 
   template <int Count>

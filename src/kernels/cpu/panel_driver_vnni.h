@@ -10,9 +10,9 @@
 //   kPackedBytes   bytes of one block once repacked for kPanelRows rows,
 //   kActBytes      bytes of one activation block,
 //   kChunkBlocks   blocks repacked at a time (the chunk stays in L1),
-//   kFewTokens, kFewTokensChunkBlocks  below kFewTokens tokens, the chunk
-//                  (fewer blocks: the products wait on memory, so the next
-//                  panel is prefetched, and it must not crowd L1),
+//   kFewTokensChunkBlocks  the chunk below kPanelFewTokens tokens (the
+//                  products then wait on memory, so the next panel is
+//                  prefetched, and the chunk must leave L1 room for it),
 //   kTokens        tokens per micro-kernel,
 //   pack_lanes(row, offset, h, out)  repacks the blocks at offset of the
 //                  16 rows `row` into the lanes of register half h of out
@@ -37,6 +37,9 @@ namespace {
 
 constexpr int kPanelLanes = 16;                          // rows per 512-bit register
 constexpr int kPanelHalves = kPanelRows / kPanelLanes;  // registers per row group
+// Below this many tokens a panel's products wait on its weight rows: the
+// driver prefetches the next panel's rows, in a format's smaller chunks.
+constexpr int kPanelFewTokens = 32;
 
 // Lane masks of the panel's rows in each half.
 struct PanelRowMasks {
@@ -52,6 +55,12 @@ inline PanelRowMasks panel_row_masks(int rows) {
     masks.half[h] = static_cast<__mmask16>((1u << lanes) - 1);
   }
   return masks;
+}
+
+// 16 lanes of 4 bytes into `part` (a packed part of kPanelRows lanes),
+// those of register half h.
+inline void store_lanes(uint8_t* part, int h, __m512i lanes) {
+  _mm512_store_si512(reinterpret_cast<__m512i*>(part + h * kPanelLanes * sizeof(uint32_t)), lanes);
 }
 
 // 32 bytes of each of 16 rows as 8 four-byte groups, transposed: group g of
@@ -133,7 +142,7 @@ void run_panel(const uint8_t* w, uint64_t w_stride, int rows, const uint8_t* x, 
   alignas(64) uint8_t packed[Format::kChunkBlocks * Format::kPackedBytes];
   const PanelRowMasks masks = panel_row_masks(rows);
   const int64_t block_count = n / Format::kBlockElems;
-  const bool few = tokens < Format::kFewTokens;
+  const bool few = tokens < kPanelFewTokens;
   const int64_t chunk = few ? Format::kFewTokensChunkBlocks : Format::kChunkBlocks;
   for (int64_t b0 = 0; b0 < block_count; b0 += chunk) {
     const int64_t blocks = std::min<int64_t>(chunk, block_count - b0);
