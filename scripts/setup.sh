@@ -10,6 +10,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev
   libhwy-dev libpcre2-dev libomp-dev
   libutf8proc-dev                      # NFC normalization (Qwen tokenizers)
+  libcpp-httplib-dev                   # synapse serve
   ca-certificates xxd                  # xxd: bench/peer/install.sh checksum
 )
 

@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "chat/chat_template.h"
+#include "cli/chat_template_flag.h"
 #include "cli/command.h"
 #include "cli/kernel_flags.h"
 #include "cli/memory_flags.h"
@@ -18,7 +18,6 @@
 #include "cli/sampling_flags.h"
 #include "cli/weight_warmup.h"
 #include "exec/session.h"
-#include "format/gguf_reader.h"
 #include "generate/chat_session.h"
 #include "model/model.h"
 #include "synapse/error.h"
@@ -38,17 +37,6 @@ struct ChatFlags {
   bool stats = false;
 };
 
-// --chat-template NAME|FILE, else the GGUF's own template, else ChatML
-// (llama.cpp's fallback too), said on stderr.
-std::string template_source(const ChatFlags& f, const std::string& model_path) {
-  if (!f.chat_template.empty()) return chat::resolve_chat_template(f.chat_template);
-  if (std::optional<std::string> source = chat::chat_template_from_gguf(GgufFile::open(model_path))) return *source;
-  std::fprintf(stderr,
-               "synapse chat: the model has no chat template (tokenizer.chat_template); using chatml "
-               "(--chat-template NAME|FILE picks another)\n");
-  return *chat::builtin_chat_template("chatml");
-}
-
 std::string trim(const std::string& line) {
   const size_t first = line.find_first_not_of(" \t\r");
   if (first == std::string::npos) return {};
@@ -58,7 +46,7 @@ std::string trim(const std::string& line) {
 int chat_loop(const ChatFlags& f) {
   const std::string path = model_file_path(f.model);
   const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(path);
-  chat::ChatTemplate chat_template = chat::ChatTemplate::parse(template_source(f, path));
+  chat::ChatTemplate chat_template = chat::ChatTemplate::parse(chat_template_source(f.chat_template, path, "chat"));
   LoadOptions load;
   load.max_ctx = static_cast<uint32_t>(f.ctx);
   const Model model = load_model(path, load);

@@ -58,17 +58,18 @@ void ChatSession::reset() {
   last_turn_ = {};
 }
 
-std::vector<int32_t> ChatSession::render_prompt() const {
-  const Vocabulary& vocab = tokenizer_.vocabulary();
+std::vector<int32_t> render_chat_prompt(const chat::ChatTemplate& chat_template, const Tokenizer& tokenizer,
+                                        std::span<const chat::ChatMessage> messages, const std::string& fixed_date) {
+  const Vocabulary& vocab = tokenizer.vocabulary();
   chat::RenderOptions render;
   render.add_generation_prompt = true;
   render.bos_token = token_text(vocab, vocab.bos_id);
   render.eos_token = token_text(vocab, vocab.eos_id);
-  render.fixed_date = options_.fixed_date;
-  const std::string text = template_.render(messages_, render);
+  render.fixed_date = fixed_date;
+  const std::string text = chat_template.render(messages, render);
   // The template writes the special tokens as text; most write BOS too, so
   // it is added only where the vocabulary wants it and the text lacks it.
-  std::vector<int32_t> ids = tokenizer_.encode(text, /*add_special=*/false, /*parse_special=*/true);
+  std::vector<int32_t> ids = tokenizer.encode(text, /*add_special=*/false, /*parse_special=*/true);
   if (vocab.add_bos && vocab.bos_id && (ids.empty() || ids.front() != *vocab.bos_id))
     ids.insert(ids.begin(), *vocab.bos_id);
   if (ids.empty()) throw Error(ErrorKind::InvalidValue, "the chat template rendered an empty prompt");
@@ -78,7 +79,7 @@ std::vector<int32_t> ChatSession::render_prompt() const {
 std::string ChatSession::reply(std::string_view user_text, const std::function<void(std::string_view)>& on_text) {
   messages_.push_back({"user", std::string(user_text)});
   try {
-    const std::vector<int32_t> prompt = render_prompt();
+    const std::vector<int32_t> prompt = render_chat_prompt(template_, tokenizer_, messages_, options_.fixed_date);
     const auto diverge = std::mismatch(prompt.begin(), prompt.end(), evaluated_.begin(), evaluated_.end()).first;
     // At least the last prompt token is evaluated: its logits give the reply's first token.
     const size_t reused = std::min(static_cast<size_t>(diverge - prompt.begin()), prompt.size() - 1);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,14 @@ struct ChatTurnStats {
 // close a turn with (<|im_end|>, <|eot_id|>, ...), as llama.cpp collects them.
 std::vector<int32_t> end_of_turn_ids(const Vocabulary& vocab);
 
+// The prompt of a conversation for the assistant's next reply: the messages
+// rendered with the template (generation prompt added) and tokenized, BOS
+// added where the vocabulary wants it and the text lacks it. Throws
+// synapse::Error for a template error or an empty prompt.
+std::vector<int32_t> render_chat_prompt(const chat::ChatTemplate& chat_template, const Tokenizer& tokenizer,
+                                        std::span<const chat::ChatMessage> messages,
+                                        const std::string& fixed_date = {});
+
 class ChatSession {
  public:
   // session, tokenizer and sampler must outlive the chat.
@@ -55,8 +64,6 @@ class ChatSession {
   const std::vector<chat::ChatMessage>& messages() const { return messages_; }
 
  private:
-  std::vector<int32_t> render_prompt() const;
-
   exec::Session& session_;
   const Tokenizer& tokenizer_;
   Sampler& sampler_;

@@ -1,0 +1,150 @@
+// synapse serve: an OpenAI-compatible HTTP server (see serve/http_server.h)
+// with continuous batching over --parallel sequences and a chat page at /.
+// It listens at once (/health says 503 while the model loads) and shuts
+// down gracefully on SIGTERM or SIGINT.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+#include "chat/chat_template.h"
+#include "cli/chat_template_flag.h"
+#include "cli/command.h"
+#include "cli/kernel_flags.h"
+#include "cli/memory_flags.h"
+#include "cli/model_path.h"
+#include "cli/sampling_flags.h"
+#include "cli/weight_warmup.h"
+#include "exec/session.h"
+#include "generate/chat_session.h"
+#include "model/model.h"
+#include "serve/batch_engine.h"
+#include "serve/http_server.h"
+#include "synapse/error.h"
+#include "tokenizer/tokenizer.h"
+
+namespace synapse::cli {
+namespace {
+
+struct ServeFlags {
+  std::string model;
+  std::string alias;
+  std::string chat_template;
+  serve::ServerOptions server;
+  int32_t parallel = 4;
+  int32_t ctx = 0;
+  int32_t ubatch = 512;
+  int32_t queue = 0;  // 0: four per slot
+  SamplingFlags sampling;
+  KernelFlags kernels;
+  MemoryFlags memory;
+};
+
+// SIGINT and SIGTERM, blocked in every thread so that main() alone takes
+// them with sigwait.
+sigset_t shutdown_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
+int serve_model(ServeFlags f) {
+  const sigset_t signals = shutdown_signals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);  // a client gone mid-stream is a failed write, not a signal
+
+  const std::string path = model_file_path(f.model);
+  f.server.sampling = sampling_params(f.sampling);
+  f.server.http_threads = std::max(f.server.http_threads, f.parallel + 4);
+  serve::ServerMetrics metrics;
+  serve::HttpServer server(f.server, metrics);
+  server.start();
+  std::fprintf(stderr, "synapse serve: listening on http://%s:%d (loading the model)\n", f.server.host.c_str(),
+               server.bound_port());
+
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(path);
+  const std::string template_source = chat_template_source(f.chat_template, path, "serve");
+  const chat::ChatTemplate chat_template = chat::ChatTemplate::parse(template_source);
+
+  LoadOptions load;
+  load.max_ctx = static_cast<uint32_t>(f.ctx);
+  load.chunk = static_cast<uint32_t>(std::max(f.ubatch, f.parallel));
+  const Model model = load_model(path, load);
+  exec::SessionOptions options = session_options(f.kernels);
+  apply_memory_flags(f.memory, model, options);
+  options.logits_rows = f.parallel;
+  exec::Session session(model, options);
+  warm_up_weights(model, session);
+
+  serve::EngineOptions engine_options;
+  engine_options.slots = f.parallel;
+  engine_options.queue_capacity = static_cast<size_t>(f.queue > 0 ? f.queue : 4 * f.parallel);
+  engine_options.end_ids = end_of_turn_ids(tokenizer->vocabulary());
+  serve::BatchEngine engine(session, *tokenizer, metrics, engine_options);
+
+  serve::ServedModel served;
+  served.name = f.alias.empty() ? std::filesystem::path(path).filename().string() : f.alias;
+  served.path = path;
+  served.tokenizer = tokenizer.get();
+  served.chat_template = &chat_template;
+  served.chat_template_source = template_source;
+  served.engine = &engine;
+  served.n_ctx = session.max_ctx();
+  served.n_vocab = session.vocab();
+  server.set_model(served);
+  std::fprintf(stderr, "synapse serve: ready: %s, %d slots, context %lld per sequence, http://%s:%d/\n",
+               served.name.c_str(), f.parallel, static_cast<long long>(served.n_ctx), f.server.host.c_str(),
+               server.bound_port());
+
+  int signal = 0;
+  sigwait(&signals, &signal);
+  std::fprintf(stderr, "synapse serve: %s: finishing the requests in flight\n", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+  server.stop();
+  return kExitOk;
+}
+
+const RegisterDashAlias parallel_alias{"-np", "--parallel"};
+
+Register reg{{"serve", "OpenAI-compatible HTTP server with continuous batching and a chat page",
+              [](CLI::App& app) -> std::function<int()> {
+                auto f = std::make_shared<ServeFlags>();
+                app.add_option("-m,--model", f->model, "GGUF model file with a vocabulary, or a folder holding one")
+                    ->required()
+                    ->check(CLI::ExistingPath);
+                app.add_option("--host", f->server.host, "address to listen on");
+                app.add_option("--port", f->server.port, "port to listen on (0: any free port)")->check(CLI::Range(0, 65535));
+                app.add_option("--parallel", f->parallel, "(-np) sequences decoded together (slots)")
+                    ->check(CLI::Range(1, 256));
+                app.add_option("-c,--ctx-size", f->ctx, "context of each sequence (0: the model's, at most 4096)")
+                    ->check(CLI::Range(0, 1 << 24));
+                app.add_option("--ubatch-size", f->ubatch, "most tokens per step (prompts are prefilled in chunks)")
+                    ->check(CLI::Range(1, 1 << 16));
+                app.add_option("--api-key", f->server.api_key, "require 'Authorization: Bearer KEY'");
+                app.add_option("-a,--alias", f->alias, "model name in the API (default: the file's name)");
+                app.add_option("--chat-template", f->chat_template,
+                               "template name (chatml, llama3, ...) or file, instead of the model's");
+                app.add_option("--timeout", f->server.timeout_seconds, "seconds a request may run")
+                    ->check(CLI::Range(1, 86400));
+                app.add_option("--threads-http", f->server.http_threads, "threads answering HTTP requests")
+                    ->check(CLI::Range(1, 1024));
+                app.add_option("--queue-size", f->queue, "requests that may wait for a slot (0: 4 per slot)")
+                    ->check(CLI::Range(0, 1 << 16));
+                app.add_option("--max-body", f->server.max_body_bytes, "largest request body in bytes")
+                    ->check(CLI::Range(size_t{1024}, size_t{1} << 30));
+                add_sampling_flags(app, f->sampling);
+                add_kernel_flags(app, f->kernels);
+                add_memory_flags(app, f->memory);
+                app.footer(
+                    "\nExamples:\n"
+                    "  synapse serve -m model.gguf --port 8080 -np 8\n"
+                    "  curl http://127.0.0.1:8080/v1/chat/completions -H 'Content-Type: application/json' \\\n"
+                    "       -d '{\"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]}'\n");
+                return [f] { return serve_model(*f); };
+              }}};
+
+}  // namespace
+}  // namespace synapse::cli

@@ -1,0 +1,261 @@
+#include "serve/batch_engine.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "generate/sampler.h"
+#include "serve/stop_text.h"
+#include "serve/token_logprobs.h"
+#include "synapse/error.h"
+#include "tokenizer/utf8_stream.h"
+
+namespace synapse::serve {
+
+// A job holding a slot: its sequence, the tokens it holds and will hold, and
+// how its text comes out.
+struct BatchEngine::Active {
+  std::shared_ptr<Job> job;
+  exec::SequenceId sequence;
+  std::vector<int32_t> tokens;  // the prompt, then each token generated
+  size_t evaluated = 0;         // of them, in the sequence's KV pages
+  Sampler sampler;
+  Utf8Stream utf8;
+  StopText stop;
+  JobUsage usage;
+  Clock::time_point last_token;
+};
+
+BatchEngine::BatchEngine(exec::Session& session, const Tokenizer& tokenizer, ServerMetrics& metrics,
+                         EngineOptions options)
+    : session_(session), tokenizer_(tokenizer), metrics_(metrics), options_(std::move(options)) {
+  if (options_.slots < 1 || options_.slots > session.scheduler().logits_rows() || options_.slots > session.chunk())
+    throw Error(ErrorKind::InvalidValue, std::to_string(options_.slots) + " slots; the session plans 1.." +
+                                             std::to_string(std::min<int64_t>(session.scheduler().logits_rows(),
+                                                                              session.chunk())));
+  batch_.reserve(static_cast<size_t>(options_.slots));
+  batch_owner_.reserve(static_cast<size_t>(options_.slots));
+  thread_ = std::thread([this] { loop(); });
+}
+
+BatchEngine::~BatchEngine() { shutdown(); }
+
+std::shared_ptr<Job> BatchEngine::submit(JobRequest request) {
+  if (request.prompt.empty() || static_cast<int64_t>(request.prompt.size()) >= session_.max_ctx())
+    throw Error(ErrorKind::InvalidValue, "a prompt of " + std::to_string(request.prompt.size()) +
+                                             " tokens; the context holds " + std::to_string(session_.max_ctx()));
+  for (int32_t id : request.prompt)
+    if (id < 0 || id >= session_.vocab())
+      throw Error(ErrorKind::InvalidValue, "token id " + std::to_string(id) + " is outside the vocabulary (" +
+                                               std::to_string(session_.vocab()) + " ids)");
+  auto job = std::make_shared<Job>(std::move(request));
+  {
+    std::lock_guard lock(mutex_);
+    if (stop_ || queue_.size() >= options_.queue_capacity) return nullptr;
+    queue_.push_back(job);
+    ++metrics_.queued;
+  }
+  wake_.notify_one();
+  return job;
+}
+
+void BatchEngine::shutdown() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+void BatchEngine::loop() {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stop_ || !queue_.empty() || !active_.empty(); });
+      if (stop_) {
+        for (const std::shared_ptr<Job>& job : queue_) job->finish(FinishReason::Shutdown);
+        metrics_.queued -= static_cast<int64_t>(queue_.size());
+        queue_.clear();
+        break;
+      }
+      // Admission between steps: into free slots, in arrival order.
+      while (!queue_.empty() && static_cast<int>(active_.size()) < options_.slots) {
+        std::shared_ptr<Job> job = std::move(queue_.front());
+        queue_.pop_front();
+        --metrics_.queued;
+        lock.unlock();
+        admit(std::move(job));
+        lock.lock();
+      }
+    }
+    step();
+  }
+  while (!active_.empty()) retire(active_.size() - 1, FinishReason::Shutdown);
+  drop_cached();
+  publish_kv();
+}
+
+void BatchEngine::admit(std::shared_ptr<Job> job) {
+  const JobRequest& request = job->request();
+  int64_t reused = 0;
+  exec::SequenceId sequence = 0;
+  try {
+    sequence = start_sequence(request.prompt, reused);
+  } catch (const Error& e) {
+    job->finish(FinishReason::Error, e.what());
+    return;
+  }
+  auto a = std::unique_ptr<Active>(new Active{job, sequence, request.prompt, static_cast<size_t>(reused),
+                                              Sampler(request.sampling, static_cast<int32_t>(session_.vocab())),
+                                              Utf8Stream(), StopText(request.stop), {}, {}});
+  for (int32_t id : request.prompt) a->sampler.accept(id);
+  a->usage.prompt_tokens = static_cast<int64_t>(request.prompt.size());
+  a->usage.cached_tokens = reused;
+  ++metrics_.processing;
+  active_.push_back(std::move(a));
+}
+
+exec::SequenceId BatchEngine::start_sequence(const std::vector<int32_t>& prompt, int64_t& reused) {
+  // At least the prompt's last token is evaluated: its logits start the reply.
+  const size_t most = prompt.size() - 1;
+  const auto common = [&](const std::vector<int32_t>& held, size_t count) {
+    const size_t n = std::min({held.size(), count, most});
+    return static_cast<size_t>(std::mismatch(prompt.begin(), prompt.begin() + static_cast<ptrdiff_t>(n), held.begin()).first -
+                               prompt.begin());
+  };
+  size_t best = 0;
+  const Cached* best_cached = nullptr;
+  const Active* best_active = nullptr;
+  for (const Cached& c : cached_)
+    if (const size_t n = common(c.tokens, c.tokens.size()); n > best) best = n, best_cached = &c, best_active = nullptr;
+  for (const auto& a : active_)
+    if (const size_t n = common(a->tokens, a->evaluated); n > best) best = n, best_active = a.get(), best_cached = nullptr;
+  reused = static_cast<int64_t>(best);
+  if (best_cached) {  // taken over: the cache no longer holds it
+    const exec::SequenceId id = best_cached->sequence;
+    cached_.erase(cached_.begin() + (best_cached - &cached_.front()));
+    session_.rewind(id, reused);
+    return id;
+  }
+  const exec::SequenceId id = session_.fork(best_active ? best_active->sequence : 0);
+  session_.rewind(id, reused);
+  return id;
+}
+
+void BatchEngine::step() {
+  const Clock::time_point now = Clock::now();
+  for (size_t i = active_.size(); i-- > 0;) {
+    const Active& a = *active_[i];
+    if (a.job->cancelled()) retire(i, FinishReason::Cancelled);
+    else if (now >= a.job->request().deadline) retire(i, FinishReason::Timeout);
+  }
+  if (active_.empty()) return publish_kv();
+  // One token of each decoding sequence first, then the prompts in order of
+  // arrival, within the step's budget.
+  int64_t budget = session_.chunk();
+  batch_.clear();
+  batch_owner_.clear();
+  for (int prefill = 0; prefill < 2; ++prefill)
+    for (size_t i = 0; i < active_.size() && budget > 0; ++i) {
+      Active& a = *active_[i];
+      const int64_t pending = static_cast<int64_t>(a.tokens.size() - a.evaluated);
+      if ((pending > 1) != (prefill == 1)) continue;
+      const int64_t n = std::min(pending, budget);
+      batch_.push_back({a.sequence, std::span<const int32_t>(a.tokens).subspan(a.evaluated, static_cast<size_t>(n))});
+      batch_owner_.push_back(i);
+      budget -= n;
+    }
+  std::span<const float> rows;
+  try {
+    rows = session_.eval_batch(batch_);
+  } catch (const Error& e) {
+    // Short of KV memory, cached sequences give their pages back first (the
+    // step is retried); with none left, the newest request in the step
+    // gives way.
+    if (e.kind() == ErrorKind::InsufficientMemory && !cached_.empty()) return drop_cached();
+    retire(*std::max_element(batch_owner_.begin(), batch_owner_.end()), FinishReason::Error, e.what());
+    return;
+  }
+  const auto vocab = static_cast<size_t>(session_.vocab());
+  for (size_t b = 0; b < batch_.size(); ++b) {
+    Active& a = *active_[batch_owner_[b]];
+    a.evaluated += batch_[b].tokens.size();
+    if (a.evaluated == a.tokens.size()) advance(a, rows.subspan(b * vocab, vocab));
+  }
+  for (size_t i = active_.size(); i-- > 0;) {
+    const FinishReason reason = active_[i]->job->finish_reason();
+    if (reason != FinishReason::None) retire(i, reason);
+  }
+  publish_kv();
+}
+
+void BatchEngine::advance(Active& a, std::span<const float> row) {
+  const JobRequest& request = a.job->request();
+  TokenOut out;
+  out.id = a.sampler.sample(row);
+  a.sampler.accept(out.id);
+  const Clock::time_point now = Clock::now();
+  if (a.usage.completion_tokens == 0) {
+    metrics_.time_to_first_token.observe(std::chrono::duration<double>(now - a.job->submitted()).count());
+  } else {
+    metrics_.inter_token_latency.observe(std::chrono::duration<double>(now - a.last_token).count());
+  }
+  a.last_token = now;
+  const bool end = !request.ignore_eos && std::find(options_.end_ids.begin(), options_.end_ids.end(), out.id) !=
+                                              options_.end_ids.end();
+  if (!end) {
+    ++a.usage.completion_tokens;
+    ++metrics_.generated_tokens;
+    a.tokens.push_back(out.id);
+    out.text = a.stop.push(a.utf8.push(tokenizer_.token_to_piece(out.id)));
+    if (request.logprobs) fill_logprobs(row, request.top_logprobs, out);
+  }
+  FinishReason reason = FinishReason::None;
+  if (end || a.stop.stopped()) reason = FinishReason::Stop;
+  else if (request.max_tokens >= 0 && a.usage.completion_tokens >= request.max_tokens) reason = FinishReason::Length;
+  else if (static_cast<int64_t>(a.tokens.size()) >= session_.max_ctx()) reason = FinishReason::Length;
+  if (reason != FinishReason::None && !a.stop.stopped()) out.text += a.stop.push(a.utf8.flush()) + a.stop.flush();
+  if (!end || !out.text.empty()) a.job->emit(std::move(out));
+  if (reason != FinishReason::None) {
+    a.job->set_usage(a.usage);
+    a.job->finish(reason);
+  }
+}
+
+void BatchEngine::retire(size_t index, FinishReason reason, const std::string& error) {
+  std::unique_ptr<Active> a = std::move(active_[index]);
+  active_.erase(active_.begin() + static_cast<ptrdiff_t>(index));
+  --metrics_.processing;
+  metrics_.prompt_tokens += static_cast<uint64_t>(a->usage.prompt_tokens);
+  metrics_.cached_prompt_tokens += static_cast<uint64_t>(a->usage.cached_tokens);
+  a->job->set_usage(a->usage);
+  a->job->finish(reason, error);
+  if (reason == FinishReason::Stop || reason == FinishReason::Length) {
+    a->tokens.resize(a->evaluated);
+    cache(a->sequence, std::move(a->tokens));
+  } else {
+    session_.drop(a->sequence);
+  }
+}
+
+void BatchEngine::cache(exec::SequenceId sequence, std::vector<int32_t> tokens) {
+  cached_.push_back({sequence, std::move(tokens)});
+  while (static_cast<int>(cached_.size()) > options_.slots) {
+    session_.drop(cached_.front().sequence);
+    cached_.pop_front();
+  }
+}
+
+void BatchEngine::drop_cached() {
+  for (const Cached& c : cached_) session_.drop(c.sequence);
+  cached_.clear();
+}
+
+void BatchEngine::publish_kv() {
+  const uint64_t bytes = session_.memory().ledger.reserved(memory::MemoryCategory::Kv);
+  const uint64_t page = session_.kv().bytes_for(session_.kv().page_rows());
+  metrics_.kv_bytes = bytes;
+  metrics_.kv_pages = page > 0 ? bytes / page : 0;
+}
+
+}  // namespace synapse::serve

@@ -1,0 +1,95 @@
+// Continuous batching (the serve issue): one loop owns the session and, each
+// step, admits queued requests into free slots, then evaluates every active
+// sequence in one batched pass: one token of each decoding sequence and as
+// much of the prefilling prompts as the step's token budget leaves. A
+// sequence's logits are the same bits whatever shares its step (the
+// session's guarantee), so a request's greedy output does not depend on the
+// load.
+//
+// Prefix reuse: a new request whose prompt begins with tokens a live or
+// recently finished sequence holds forks that sequence (sharing its KV
+// pages) and evaluates only the rest. Finished sequences stay cached, as
+// many as there are slots, until a newer one or a memory shortage evicts
+// them; cancelled ones free their pages at once.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "exec/session.h"
+#include "serve/job.h"
+#include "serve/metrics.h"
+#include "tokenizer/tokenizer.h"
+
+namespace synapse::serve {
+
+struct EngineOptions {
+  int slots = 4;                // sequences evaluated together (--parallel)
+  size_t queue_capacity = 64;   // requests that may wait for a slot
+  std::vector<int32_t> end_ids;  // tokens that end a generation (EOS, end of turn)
+};
+
+class BatchEngine {
+ public:
+  // The session must plan at least options.slots logits rows, and it, the
+  // tokenizer and the metrics must outlive the engine. Starts the loop.
+  BatchEngine(exec::Session& session, const Tokenizer& tokenizer, ServerMetrics& metrics, EngineOptions options);
+  ~BatchEngine();  // shutdown()
+  BatchEngine(const BatchEngine&) = delete;
+  BatchEngine& operator=(const BatchEngine&) = delete;
+
+  // Queues a request; null when the queue is full. The prompt must be
+  // non-empty, its ids in the vocabulary and shorter than the context.
+  std::shared_ptr<Job> submit(JobRequest request);
+  // Ends every queued and running job (FinishReason::Shutdown) and stops
+  // the loop; idempotent.
+  void shutdown();
+
+  int slots() const { return options_.slots; }
+
+ private:
+  struct Active;
+  struct Cached {
+    exec::SequenceId sequence;
+    std::vector<int32_t> tokens;  // what its KV pages hold
+  };
+
+  void loop();
+  void admit(std::shared_ptr<Job> job);
+  // The sequence a prompt starts from: a fork of the sequence sharing its
+  // longest prefix (that prefix kept), or a new empty one.
+  exec::SequenceId start_sequence(const std::vector<int32_t>& prompt, int64_t& reused);
+  void step();
+  // Samples the token after `row` for a sequence whose pending tokens were
+  // all evaluated.
+  void advance(Active& a, std::span<const float> row);
+  // Ends a job: its sequence is cached (finished normally) or dropped.
+  void retire(size_t index, FinishReason reason, const std::string& error = {});
+  void cache(exec::SequenceId sequence, std::vector<int32_t> tokens);
+  void drop_cached();
+  void publish_kv();
+
+  exec::Session& session_;
+  const Tokenizer& tokenizer_;
+  ServerMetrics& metrics_;
+  const EngineOptions options_;
+
+  std::mutex mutex_;  // guards queue_ and stop_
+  std::condition_variable wake_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  bool stop_ = false;
+
+  // The loop's own state.
+  std::vector<std::unique_ptr<Active>> active_;
+  std::deque<Cached> cached_;  // oldest first
+  std::vector<exec::SequenceTokens> batch_;
+  std::vector<size_t> batch_owner_;  // index into active_ per batch entry
+  std::thread thread_;
+};
+
+}  // namespace synapse::serve
