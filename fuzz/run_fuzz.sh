@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run_fuzz.sh FUZZER SYNAPSE CORPUS_DIR SECONDS
 # Seeds an empty corpus for the target (fuzz_gguf: small synthetic models;
-# fuzz_tokenizer: texts; fuzz_chat_template: the test chat templates), then
+# fuzz_tokenizer: texts; fuzz_chat_template: the test chat templates;
+# fuzz_request: request bodies), then
 # fuzzes for SECONDS.
 set -euo pipefail
 fuzzer=$1 synapse=$2 corpus=$3 seconds=$4
@@ -32,6 +33,15 @@ seed_texts() {
   rm "$corpus/chat.txt"
 }
 
+# A seed is one byte choosing the endpoint (even: completions), then a body.
+seed_requests() {
+  printf '\x00{"prompt": "Once upon", "max_tokens": 8, "temperature": 0.7, "stop": ["\\n"], "logprobs": 2}' \
+    >"$corpus/seed-completion"
+  printf '\x00{"prompt": [[1, 2, 3]], "stream": true, "seed": -1, "n_probs": 3, "top_k": 40}' >"$corpus/seed-ids"
+  printf '\x01{"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": [{"type": "text", "text": "Hi"}]}], "stream": true, "stream_options": {"include_usage": true}, "logprobs": true, "top_logprobs": 2, "max_completion_tokens": 16}' \
+    >"$corpus/seed-chat"
+}
+
 max_len=65536  # covers the model seeds' headers; tensor data past it is not where parsers break
 case "$(basename "$fuzzer")" in
   fuzz_tokenizer)
@@ -43,6 +53,10 @@ case "$(basename "$fuzzer")" in
   fuzz_chat_template)
     [ -n "$(ls -A "$corpus")" ] || cp "$repo"/tests/data/chat_templates/*.jinja "$corpus"/
     max_len=8192
+    ;;
+  fuzz_request)
+    [ -n "$(ls -A "$corpus")" ] || seed_requests
+    max_len=4096
     ;;
   *)
     [ -n "$(ls -A "$corpus")" ] || seed_models

@@ -11,6 +11,7 @@ packages=(
   libhwy-dev libpcre2-dev libomp-dev
   libutf8proc-dev                      # NFC normalization (Qwen tokenizers)
   libcpp-httplib-dev                   # synapse serve
+  curl chromium                        # the server's tests: curl, the chat page in headless Chromium
   ca-certificates xxd                  # xxd: bench/peer/install.sh checksum
 )
 

@@ -4,7 +4,7 @@
 #   2. a clang ASan/UBSan build running the suite (all but the big llama.cpp
 #      load matrix) and the fuzzers,
 #   3. a clang ThreadSanitizer build of the tests of the threaded code (chunk
-#      file, residency manager, thread pool, paged sessions).
+#      file, residency manager, thread pool, paged sessions, the server's batch engine).
 # The llama.cpp peer is installed from npm; peer tests skip if the registry
 # cannot be reached, and CI fails if it can and the install still failed.
 # Every skipped test is listed with its reason.
@@ -28,6 +28,17 @@ if ! bash bench/peer/install.sh build/peer; then
   echo "peer not installed (the npm registry is unreachable): tests that need it will skip"
 fi
 
+echo "== npm packages for the server's client tests"
+# The OpenAI client and playwright-core (driving Debian's chromium); the
+# tests that need them skip if the registry cannot be reached.
+if ! bash tests/serve/node/install.sh build/node; then
+  if bash bench/peer/install.sh --registry-reachable; then
+    echo "the npm registry is reachable, yet the server's test packages did not install" >&2
+    exit 1
+  fi
+  echo "npm test packages not installed (the npm registry is unreachable): tests that need them will skip"
+fi
+
 echo "== tests"
 # The full llama.cpp logits matrix (label slow, about an hour) is for people.
 ctest --test-dir build --output-on-failure -j "$jobs" -LE slow
@@ -36,7 +47,7 @@ bash scripts/list_skipped_tests.sh build
 echo "== sanitizer build (clang, ASan + UBSan) and fuzzing"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER=clang++ -DSYNAPSE_SANITIZE=ON -DSYNAPSE_FUZZ=ON -DSYNAPSE_WERROR=ON >/dev/null
-ninja -C build-asan -j "$jobs" synapse synapse_tests fuzz_gguf fuzz_tokenizer fuzz_chat_template
+ninja -C build-asan -j "$jobs" synapse synapse_tests fuzz_gguf fuzz_tokenizer fuzz_chat_template fuzz_request
 # Everything but the large llama.cpp load matrix (its files are big and the
 # peer is not instrumented anyway). Full malloc stacks let the suppression
 # name the one libstdc++ function it covers.

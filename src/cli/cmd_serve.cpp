@@ -57,6 +57,7 @@ int serve_model(ServeFlags f) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);  // a client gone mid-stream is a failed write, not a signal
 
+  if (f.server.n_predict == 0) throw Error(ErrorKind::Usage, "-n 0 would generate nothing: give -1 (no limit) or more");
   const std::string path = model_file_path(f.model);
   f.server.sampling = sampling_params(f.sampling);
   f.server.http_threads = std::max(f.server.http_threads, f.parallel + 4);
@@ -135,6 +136,10 @@ Register reg{{"serve", "OpenAI-compatible HTTP server with continuous batching a
                     ->check(CLI::Range(0, 1 << 16));
                 app.add_option("--max-body", f->server.max_body_bytes, "largest request body in bytes")
                     ->check(CLI::Range(size_t{1024}, size_t{1} << 30));
+                app.add_option("-n,--n-predict", f->server.n_predict,
+                               "most tokens per request that sets no max_tokens (-1: no limit)")
+                    ->check(CLI::Range(-1, 1 << 30));
+                app.add_flag("--ignore-eos", f->server.ignore_eos, "do not stop at end-of-turn tokens");
                 add_sampling_flags(app, f->sampling);
                 add_kernel_flags(app, f->kernels);
                 add_memory_flags(app, f->memory);

@@ -97,20 +97,20 @@ void BatchEngine::loop() {
 
 void BatchEngine::admit(std::shared_ptr<Job> job) {
   const JobRequest& request = job->request();
-  int64_t reused = 0;
-  exec::SequenceId sequence = 0;
+  std::unique_ptr<Active> a;
   try {
-    sequence = start_sequence(request.prompt, reused);
+    Sampler sampler(request.sampling, static_cast<int32_t>(session_.vocab()));  // checks the parameters
+    int64_t reused = 0;
+    const exec::SequenceId sequence = start_sequence(request.prompt, reused);
+    a.reset(new Active{job, sequence, request.prompt, static_cast<size_t>(reused), std::move(sampler), Utf8Stream(),
+                       StopText(request.stop), {}, {}});
+    a->usage.cached_tokens = reused;
   } catch (const Error& e) {
     job->finish(FinishReason::Error, e.what());
     return;
   }
-  auto a = std::unique_ptr<Active>(new Active{job, sequence, request.prompt, static_cast<size_t>(reused),
-                                              Sampler(request.sampling, static_cast<int32_t>(session_.vocab())),
-                                              Utf8Stream(), StopText(request.stop), {}, {}});
   for (int32_t id : request.prompt) a->sampler.accept(id);
   a->usage.prompt_tokens = static_cast<int64_t>(request.prompt.size());
-  a->usage.cached_tokens = reused;
   ++metrics_.processing;
   active_.push_back(std::move(a));
 }
@@ -180,7 +180,12 @@ void BatchEngine::step() {
   for (size_t b = 0; b < batch_.size(); ++b) {
     Active& a = *active_[batch_owner_[b]];
     a.evaluated += batch_[b].tokens.size();
-    if (a.evaluated == a.tokens.size()) advance(a, rows.subspan(b * vocab, vocab));
+    if (a.evaluated != a.tokens.size()) continue;
+    try {
+      advance(a, rows.subspan(b * vocab, vocab));
+    } catch (const Error& e) {  // e.g. a row the sampler cannot draw from: that request fails alone
+      a.job->finish(FinishReason::Error, e.what());
+    }
   }
   for (size_t i = active_.size(); i-- > 0;) {
     const FinishReason reason = active_[i]->job->finish_reason();

@@ -61,9 +61,9 @@ void answer_completion(const httplib::Request& req, httplib::Response& res, Endp
   JobRequest job_request;
   job_request.prompt = prompt_tokens(*request, model);
   job_request.sampling = request->sampling;
-  job_request.max_tokens = request->max_tokens.value_or(-1);
+  job_request.max_tokens = request->max_tokens.value_or(options.n_predict);
   job_request.stop = request->stop;
-  job_request.ignore_eos = request->ignore_eos;
+  job_request.ignore_eos = request->ignore_eos || options.ignore_eos;
   job_request.logprobs = request->logprobs;
   job_request.top_logprobs = request->top_logprobs;
   job_request.deadline = Clock::now() + std::chrono::seconds(options.timeout_seconds);

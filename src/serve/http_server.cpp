@@ -1,6 +1,7 @@
 #include "serve/http_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <set>
@@ -78,10 +79,20 @@ HttpServer::HttpServer(ServerOptions options, ServerMetrics& metrics)
 HttpServer::~HttpServer() { stop(); }
 
 void HttpServer::start() {
+  // cpp-httplib listens with a backlog of 5, fixed when the library was
+  // built: a burst of clients would have SYNs dropped and retried a second
+  // later. The socket is listened on again, with the system's backlog.
+  int listening = -1;
+  http_->set_socket_options([&listening](socket_t socket) {
+    const int yes = 1;
+    ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // as the library's default does
+    listening = socket;
+  });
   port_ = options_.port == 0 ? http_->bind_to_any_port(options_.host) : options_.port;
   if (port_ < 0 || (options_.port != 0 && !http_->bind_to_port(options_.host, options_.port)))
     throw Error(ErrorKind::Io, "cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
                                    " (in use, or not an address of this machine)");
+  if (listening >= 0) ::listen(listening, SOMAXCONN);
   listener_ = std::thread([this] { http_->listen_after_bind(); });
 }
 

@@ -30,6 +30,8 @@ struct ServerOptions {
   int timeout_seconds = 600;  // a request's whole run, and socket reads and writes
   int http_threads = 16;
   SamplingParams sampling;  // defaults for fields a request leaves out
+  int32_t n_predict = -1;   // max_tokens of a request that gives none (-1: no limit)
+  bool ignore_eos = false;  // generate past end-of-turn tokens in every request
 };
 
 // What the server answers with once the model is loaded; everything must
