@@ -72,9 +72,9 @@ Sampler::Sampler(const SamplingParams& params, int32_t n_vocab)
 }
 
 int32_t Sampler::sample(std::span<const float> logits) {
-  load_candidates(logits);
+  load(logits);
   // The filters below never remove the top candidate, so greedy can skip them.
-  if (params_.temp <= 0.0f) return greedy_pick();
+  if (params_.temp <= 0.0f) return candidates_[0].id;
   apply_top_k();
   apply_top_p();
   apply_min_p();
@@ -85,10 +85,10 @@ int32_t Sampler::sample(std::span<const float> logits) {
 void Sampler::distribution(std::span<const float> logits, std::span<float> p) {
   if (p.size() != static_cast<size_t>(n_vocab_))
     throw Error(ErrorKind::InvalidValue, "sampling: a distribution row needs one entry per vocabulary token");
-  load_candidates(logits);
+  load(logits);
   std::fill(p.begin(), p.end(), 0.0f);
   if (params_.temp <= 0.0f) {
-    p[static_cast<size_t>(greedy_pick())] = 1.0f;
+    p[static_cast<size_t>(candidates_[0].id)] = 1.0f;
     return;
   }
   apply_top_k();
@@ -163,19 +163,7 @@ void Sampler::load_candidates(std::span<const float> logits) {
   for (size_t i = 0; i < logits.size(); ++i) {
     float logit = logits[i];
     if (std::isnan(logit) || logit == -INFINITY) continue;
-    logit = clamp_finite(logit);
-    if (penalize && recent_count_[i] > 0) {
-      // llama.cpp's rule: a repeated token's logit moves toward "less likely"
-      // whatever its sign, so positive logits are divided, others multiplied.
-      if (logit <= 0.0f) {
-        logit *= params_.repeat_penalty;
-      } else {
-        logit /= params_.repeat_penalty;
-      }
-      const auto count = static_cast<float>(recent_count_[i]);
-      logit -= count * params_.frequency_penalty + params_.presence_penalty;
-      logit = clamp_finite(logit);
-    }
+    logit = penalize && recent_count_[i] > 0 ? penalized(logit, recent_count_[i]) : clamp_finite(logit);
     candidates_[n++] = {static_cast<int32_t>(i), logit, 0.0f};
   }
   if (n == 0) {
@@ -185,13 +173,81 @@ void Sampler::load_candidates(std::span<const float> logits) {
   n_sorted_ = 0;
 }
 
-// Candidates are still in id order here, so the first maximum has the lowest id.
-int32_t Sampler::greedy_pick() const {
-  size_t best = 0;
-  for (size_t i = 1; i < n_candidates_; ++i) {
-    if (candidates_[i].logit > candidates_[best].logit) best = i;
+void Sampler::load(std::span<const float> logits) {
+  // Greedy is the first candidate in rank order; top-k keeps the first k.
+  const int32_t keep = params_.temp <= 0.0f ? 1 : params_.top_k;
+  if (keep > 0) load_best(logits, static_cast<size_t>(keep));
+  else load_candidates(logits);
+}
+
+namespace {
+
+// Rank order: descending logit, equal logits by ascending id.
+bool ranks_before(float logit_a, int32_t id_a, float logit_b, int32_t id_b) {
+  return logit_a > logit_b || (logit_a == logit_b && id_a < id_b);
+}
+
+}  // namespace
+
+// The `keep` best candidates load_candidates() and sort_prefix(keep) would
+// leave, in one pass: a heap of the best so far (the worst on top), which
+// a block of logits below the worst kept cannot enter. Penalised tokens
+// (their logit moved either way) are loaded first, the rest as they come.
+void Sampler::load_best(std::span<const float> logits, size_t keep) {
+  if (logits.size() != static_cast<size_t>(n_vocab_)) load_candidates(logits);  // throws the size error
+  const auto worse = [](const Candidate& a, const Candidate& b) { return ranks_before(a.logit, a.id, b.logit, b.id); };
+  Candidate* heap = candidates_.data();
+  size_t n = 0;
+  const auto offer = [&](int32_t id, float logit) {
+    if (n == keep && !ranks_before(logit, id, heap[0].logit, heap[0].id)) return;
+    if (n == keep) std::pop_heap(heap, heap + n--, worse);
+    heap[n++] = {id, logit, 0.0f};
+    std::push_heap(heap, heap + n, worse);
+  };
+  const bool penalize = !recent_count_.empty();
+  for (size_t r = 0; penalize && r < recent_size_; ++r) {
+    const auto id = static_cast<size_t>(recent_[r]);
+    if (recent_count_[id] < 0) continue;  // loaded already (marked below)
+    const float logit = logits[id];
+    if (!std::isnan(logit) && logit != -INFINITY) offer(static_cast<int32_t>(id), penalized(logit, recent_count_[id]));
+    recent_count_[id] = -recent_count_[id];
   }
-  return candidates_[best].id;
+  constexpr size_t kBlock = 16;
+  for (size_t i = 0; i < logits.size();) {
+    // A whole block below the worst kept is skipped (NaN compares false).
+    if (n == keep && i + kBlock <= logits.size()) {
+      const float floor = heap[0].logit;
+      int above = 0;
+      for (size_t j = 0; j < kBlock; ++j) above += logits[i + j] >= floor ? 1 : 0;
+      if (above == 0) {
+        i += kBlock;
+        continue;
+      }
+    }
+    const size_t end = std::min(logits.size(), i + kBlock);
+    for (; i < end; ++i) {
+      const float logit = logits[i];
+      if (std::isnan(logit) || logit == -INFINITY || (penalize && recent_count_[i] != 0)) continue;
+      offer(static_cast<int32_t>(i), clamp_finite(logit));
+    }
+  }
+  for (size_t r = 0; penalize && r < recent_size_; ++r) {
+    const auto id = static_cast<size_t>(recent_[r]);
+    if (recent_count_[id] < 0) recent_count_[id] = -recent_count_[id];
+  }
+  if (n == 0) throw Error(ErrorKind::InvalidValue, "sampling: every logit is -inf or NaN");
+  std::sort_heap(heap, heap + n, worse);
+  n_candidates_ = n;
+  n_sorted_ = n;
+}
+
+// llama.cpp's rule: a repeated token's logit moves toward "less likely"
+// whatever its sign, so positive logits are divided, others multiplied;
+// then the frequency and presence penalties.
+float Sampler::penalized(float logit, int32_t count) const {
+  logit = clamp_finite(logit);
+  logit = logit <= 0.0f ? logit * params_.repeat_penalty : logit / params_.repeat_penalty;
+  return clamp_finite(logit - (static_cast<float>(count) * params_.frequency_penalty + params_.presence_penalty));
 }
 
 // Extends the sorted prefix to n candidates. Everything past the prefix ranks

@@ -71,12 +71,17 @@ class Sampler {
     float p;  // probability, filled by the stages that need it
   };
 
+  // The candidates the stages start from: every usable token
+  // (load_candidates), or only the best top_k (the best one for greedy),
+  // already in rank order (load_best).
+  void load(std::span<const float> logits);
   void load_candidates(std::span<const float> logits);
+  void load_best(std::span<const float> logits, size_t keep);
+  float penalized(float logit, int32_t count) const;
   void apply_top_k();
   void apply_top_p();
   void apply_min_p();
   void apply_temperature();
-  int32_t greedy_pick() const;
   int32_t draw();
   void sort_prefix(size_t n);
 

@@ -141,6 +141,9 @@ void HttpServer::add_routes() {
   s.set_error_handler(httplib::Server::HandlerWithResponse([](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     const std::string message = res.status == 404   ? "no route " + req.method + " " + req.path
+                                : res.status == 413 && req.get_header_value("Content-Type").starts_with(
+                                                           "application/x-www-form-urlencoded")
+                                    ? "a form-encoded body is limited to 8 KiB: send Content-Type: application/json"
                                 : res.status == 413 ? "the request body is too large"
                                                     : "the request was refused (HTTP " + std::to_string(res.status) + ")";
     send_error(res, res.status, message);

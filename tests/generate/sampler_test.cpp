@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -326,6 +328,67 @@ TEST(SamplerAlloc, NoAllocationPerSample) {
       allocations = counter.count();
     }
     EXPECT_EQ(allocations, 0u);
+  }
+}
+
+// The top-k stage keeps exactly the k best tokens in rank order (descending
+// penalised logit, ties to the lower id), whichever way they are found:
+// many ties, penalties that raise and lower logits, NaN and infinities.
+TEST(SamplerTopK, KeepsTheKBestRankedTokensWithTiesPenaltiesAndNonFiniteLogits) {
+  constexpr int32_t kVocab = 1000;
+  std::mt19937 rng(7);
+  std::vector<float> logits(kVocab);
+  for (float& x : logits) x = static_cast<float>(static_cast<int>(rng() % 9)) * 0.5f;  // 9 levels: ties
+  logits[3] = NAN;
+  logits[17] = -INFINITY;
+  logits[400] = INFINITY;
+  const std::vector<int32_t> recent = {5, 5, 12, 400, 999, 300, 3};
+  for (const int32_t k : {1, 7, 40, 2000}) {
+    SamplingParams p;
+    p.temp = 1.0f;
+    p.top_k = k;
+    p.top_p = 1.0f;
+    p.min_p = 0.0f;
+    p.repeat_penalty = 1.3f;
+    p.presence_penalty = -0.75f;  // raises repeated tokens past their neighbours
+    p.frequency_penalty = 0.25f;
+    Sampler sampler(p, kVocab);
+    std::vector<int32_t> count(kVocab, 0);
+    for (int32_t t : recent) {
+      sampler.accept(t);
+      ++count[static_cast<size_t>(t)];
+    }
+    // The expected ranking, from the whole row.
+    std::vector<std::pair<float, int32_t>> ranked;
+    for (int32_t id = 0; id < kVocab; ++id) {
+      float x = logits[static_cast<size_t>(id)];
+      if (std::isnan(x) || x == -INFINITY) continue;
+      x = std::clamp(x, -FLT_MAX, FLT_MAX);
+      if (count[static_cast<size_t>(id)] > 0) {
+        x = x <= 0.0f ? x * p.repeat_penalty : x / p.repeat_penalty;
+        x = std::clamp(x - (static_cast<float>(count[static_cast<size_t>(id)]) * p.frequency_penalty + p.presence_penalty),
+                       -FLT_MAX, FLT_MAX);
+      }
+      ranked.push_back({x, id});
+    }
+    std::sort(ranked.begin(), ranked.end(),
+              [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+    ranked.resize(std::min(ranked.size(), static_cast<size_t>(k)));
+    std::vector<float> dist(kVocab);
+    sampler.distribution(logits, dist);
+    std::vector<int32_t> kept;
+    for (int32_t id = 0; id < kVocab; ++id)
+      if (dist[static_cast<size_t>(id)] > 0.0f) kept.push_back(id);
+    std::vector<int32_t> expected;
+    for (const auto& r : ranked)
+      if (std::exp(static_cast<double>(r.first - ranked[0].first)) > 0.0) expected.push_back(r.second);
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(kept, expected) << "top_k " << k;
+    // Greedy picks the first of the ranking.
+    p.temp = 0.0f;
+    Sampler greedy(p, kVocab);
+    for (int32_t t : recent) greedy.accept(t);
+    EXPECT_EQ(greedy.sample(logits), ranked[0].second) << "top_k " << k;
   }
 }
 

@@ -122,6 +122,15 @@ TEST(BatchEngine, ShutdownEndsRunningAndQueuedRequests) {
   EXPECT_EQ(served.engine->submit(greedy(prompt_of(3), 4)), nullptr);
 }
 
+TEST(BatchEngine, ARequestPastItsDeadlineEndsWithATimeout) {
+  ServedTinyModel served(1);
+  JobRequest request = greedy(prompt_of(2), -1);
+  request.deadline = Clock::now() + std::chrono::milliseconds(30);
+  const Finished f = wait_for(*served.engine->submit(request));
+  EXPECT_EQ(f.reason, FinishReason::Timeout);
+  EXPECT_LT(f.usage.completion_tokens, 1000);  // ended well before the context filled
+}
+
 TEST(BatchEngine, RefusesAPromptTheContextCannotHoldOrIdsOutsideTheVocabulary) {
   ServedTinyModel served(1, 4, /*max_ctx=*/64);
   EXPECT_THROW(served.engine->submit(greedy(std::vector<int32_t>(64, 5), 4)), Error);
