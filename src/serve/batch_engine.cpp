@@ -27,7 +27,12 @@ struct BatchEngine::Active {
 
 BatchEngine::BatchEngine(exec::Session& session, const Tokenizer& tokenizer, ServerMetrics& metrics,
                          EngineOptions options)
-    : session_(session), tokenizer_(tokenizer), metrics_(metrics), options_(std::move(options)) {
+    : session_(session),
+      max_ctx_(session.max_ctx()),
+      vocab_(session.vocab()),
+      tokenizer_(tokenizer),
+      metrics_(metrics),
+      options_(std::move(options)) {
   if (options_.slots < 1 || options_.slots > session.scheduler().logits_rows() || options_.slots > session.chunk())
     throw Error(ErrorKind::InvalidValue, std::to_string(options_.slots) + " slots; the session plans 1.." +
                                              std::to_string(std::min<int64_t>(session.scheduler().logits_rows(),
@@ -40,13 +45,13 @@ BatchEngine::BatchEngine(exec::Session& session, const Tokenizer& tokenizer, Ser
 BatchEngine::~BatchEngine() { shutdown(); }
 
 std::shared_ptr<Job> BatchEngine::submit(JobRequest request) {
-  if (request.prompt.empty() || static_cast<int64_t>(request.prompt.size()) >= session_.max_ctx())
+  if (request.prompt.empty() || static_cast<int64_t>(request.prompt.size()) >= max_ctx_)
     throw Error(ErrorKind::InvalidValue, "a prompt of " + std::to_string(request.prompt.size()) +
-                                             " tokens; the context holds " + std::to_string(session_.max_ctx()));
+                                             " tokens; the context holds " + std::to_string(max_ctx_));
   for (int32_t id : request.prompt)
-    if (id < 0 || id >= session_.vocab())
+    if (id < 0 || id >= vocab_)
       throw Error(ErrorKind::InvalidValue, "token id " + std::to_string(id) + " is outside the vocabulary (" +
-                                               std::to_string(session_.vocab()) + " ids)");
+                                               std::to_string(vocab_) + " ids)");
   auto job = std::make_shared<Job>(std::move(request));
   {
     std::lock_guard lock(mutex_);

@@ -74,7 +74,9 @@ class BatchEngine {
   void drop_cached();
   void publish_kv();
 
-  exec::Session& session_;
+  exec::Session& session_;  // the loop's alone once it runs
+  const int64_t max_ctx_;   // the session's, for submit() on other threads
+  const int64_t vocab_;
   const Tokenizer& tokenizer_;
   ServerMetrics& metrics_;
   const EngineOptions options_;
