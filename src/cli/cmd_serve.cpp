@@ -5,7 +5,11 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <future>
+#include <thread>
 #include <filesystem>
 #include <memory>
 
@@ -52,15 +56,37 @@ sigset_t shutdown_signals() {
   return set;
 }
 
+// Takes SIGINT and SIGTERM on a thread of its own: while the model loads
+// they end the process at once; once it serves, the first asks for a
+// graceful stop (the returned future) and a second ends the process.
+std::future<int> watch_signals(const sigset_t& signals, const std::atomic<bool>& serving) {
+  auto first = std::make_shared<std::promise<int>>();
+  std::thread([signals, first, &serving] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    if (!serving) std::_Exit(128 + signal);
+    first->set_value(signal);
+    sigwait(&signals, &signal);
+    std::fprintf(stderr, "synapse serve: second signal: exiting now\n");
+    std::_Exit(128 + signal);
+  }).detach();
+  return first->get_future();
+}
+
 int serve_model(ServeFlags f) {
   const sigset_t signals = shutdown_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);  // a client gone mid-stream is a failed write, not a signal
+  static std::atomic<bool> serving{false};  // read by the signal thread until the process ends
+  std::future<int> stop_signal = watch_signals(signals, serving);
 
   if (f.server.n_predict == 0) throw Error(ErrorKind::Usage, "-n 0 would generate nothing: give -1 (no limit) or more");
   const std::string path = model_file_path(f.model);
   f.server.sampling = sampling_params(f.sampling);
-  f.server.http_threads = std::max(f.server.http_threads, f.parallel + 4);
+  const int queue = f.queue > 0 ? f.queue : 4 * f.parallel;
+  // Every running or queued request holds a thread: more, and a spare few
+  // for /health and the refusals.
+  f.server.http_threads = std::max(f.server.http_threads, f.parallel + queue + 4);
   serve::ServerMetrics metrics;
   serve::HttpServer server(f.server, metrics);
   server.start();
@@ -83,7 +109,7 @@ int serve_model(ServeFlags f) {
 
   serve::EngineOptions engine_options;
   engine_options.slots = f.parallel;
-  engine_options.queue_capacity = static_cast<size_t>(f.queue > 0 ? f.queue : 4 * f.parallel);
+  engine_options.queue_capacity = static_cast<size_t>(queue);
   engine_options.end_ids = end_of_turn_ids(tokenizer->vocabulary());
   serve::BatchEngine engine(session, *tokenizer, metrics, engine_options);
 
@@ -97,13 +123,14 @@ int serve_model(ServeFlags f) {
   served.n_ctx = session.max_ctx();
   served.n_vocab = session.vocab();
   server.set_model(served);
+  serving = true;
   std::fprintf(stderr, "synapse serve: ready: %s, %d slots, context %lld per sequence, http://%s:%d/\n",
                served.name.c_str(), f.parallel, static_cast<long long>(served.n_ctx), f.server.host.c_str(),
                server.bound_port());
 
-  int signal = 0;
-  sigwait(&signals, &signal);
-  std::fprintf(stderr, "synapse serve: %s: finishing the requests in flight\n", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+  const int signal = stop_signal.get();
+  std::fprintf(stderr, "synapse serve: %s: finishing the requests in flight (again to exit now)\n",
+               signal == SIGTERM ? "SIGTERM" : "SIGINT");
   server.stop();
   return kExitOk;
 }

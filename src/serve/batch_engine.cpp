@@ -110,7 +110,7 @@ void BatchEngine::admit(std::shared_ptr<Job> job) {
     a.reset(new Active{job, sequence, request.prompt, static_cast<size_t>(reused), std::move(sampler), Utf8Stream(),
                        StopText(request.stop), {}, {}});
     a->usage.cached_tokens = reused;
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // bad sampling parameters, no memory: this request fails alone
     job->finish(FinishReason::Error, e.what());
     return;
   }
@@ -173,11 +173,12 @@ void BatchEngine::step() {
   std::span<const float> rows;
   try {
     rows = session_.eval_batch(batch_);
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {
     // Short of KV memory, cached sequences give their pages back first (the
-    // step is retried); with none left, the newest request in the step
-    // gives way.
-    if (e.kind() == ErrorKind::InsufficientMemory && !cached_.empty()) return drop_cached();
+    // step is retried); with none left, or on any other failure, the newest
+    // request in the step gives way.
+    const auto* error = dynamic_cast<const Error*>(&e);
+    if (error && error->kind() == ErrorKind::InsufficientMemory && !cached_.empty()) return drop_cached();
     retire(*std::max_element(batch_owner_.begin(), batch_owner_.end()), FinishReason::Error, e.what());
     return;
   }
@@ -188,7 +189,7 @@ void BatchEngine::step() {
     if (a.evaluated != a.tokens.size()) continue;
     try {
       advance(a, rows.subspan(b * vocab, vocab));
-    } catch (const Error& e) {  // e.g. a row the sampler cannot draw from: that request fails alone
+    } catch (const std::exception& e) {  // e.g. a row the sampler cannot draw from: that request fails alone
       a.job->finish(FinishReason::Error, e.what());
     }
   }
@@ -225,6 +226,7 @@ void BatchEngine::advance(Active& a, std::span<const float> row) {
   else if (request.max_tokens >= 0 && a.usage.completion_tokens >= request.max_tokens) reason = FinishReason::Length;
   else if (static_cast<int64_t>(a.tokens.size()) >= session_.max_ctx()) reason = FinishReason::Length;
   if (reason != FinishReason::None && !a.stop.stopped()) out.text += a.stop.push(a.utf8.flush()) + a.stop.flush();
+  if (end) out.id = -1;  // the end-of-turn token is not part of the answer, only its held-back text
   if (!end || !out.text.empty()) a.job->emit(std::move(out));
   if (reason != FinishReason::None) {
     a.job->set_usage(a.usage);

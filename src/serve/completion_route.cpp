@@ -1,6 +1,7 @@
 #include "serve/completion_route.h"
 
 #include "generate/chat_session.h"
+#include "serve/client_socket.h"
 #include "serve/openai_json.h"
 #include "synapse/error.h"
 
@@ -72,9 +73,11 @@ void answer_completion(const httplib::Request& req, httplib::Response& res, Endp
   auto writer = std::make_shared<CompletionWriter>(*request, *model.tokenizer, model.name);
 
   if (!request->stream) {
+    // A client that leaves cancels its request, as a stream's does.
+    const ClientSocket client(req.remote_addr, req.remote_port, req.local_port);
     std::vector<TokenOut> outputs;
-    while (!job->take(outputs, kPoll)) {
-    }
+    while (!job->take(outputs, kPoll))
+      if (client.gone()) job->cancel();
     if (!finished_normally(job->finish_reason())) {
       const auto [status, message] = failure(*job, options);
       throw RequestError(status, "", message);

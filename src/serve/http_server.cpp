@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -18,6 +19,7 @@ using nlohmann::json;
 
 // Paths answered without an API key, as llama-server exempts them.
 const std::set<std::string> kPublicPaths = {"/", "/health", "/v1/health", "/models", "/v1/models"};
+constexpr int kReadTimeoutSeconds = 10;
 // Paths answered while the model loads.
 const std::set<std::string> kLoadingPaths = {"/", "/health", "/v1/health", "/metrics"};
 
@@ -94,6 +96,9 @@ void HttpServer::start() {
                                    " (in use, or not an address of this machine)");
   if (listening >= 0) ::listen(listening, SOMAXCONN);
   listener_ = std::thread([this] { http_->listen_after_bind(); });
+  // The library's stop() does nothing until the listener runs: a failure
+  // right after start() (a model that does not load) must be able to stop.
+  while (!http_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 void HttpServer::set_model(const ServedModel& model) {
@@ -115,25 +120,26 @@ void HttpServer::stop() {
 void HttpServer::add_routes() {
   httplib::Server& s = *http_;
   s.set_payload_max_length(options_.max_body_bytes);
-  s.set_read_timeout(options_.timeout_seconds);
+  // Reading a request never takes long from a live client; a stalled one
+  // must not hold a thread (nor delay a shutdown) for a whole --timeout.
+  s.set_read_timeout(std::min(options_.timeout_seconds, kReadTimeoutSeconds));
   s.set_write_timeout(options_.timeout_seconds);
   const int threads = options_.http_threads;
   s.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
 
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    // A refusal here leaves the body unread: the connection must not carry
+    // another request (its bytes would be read as one).
+    const auto refuse = [&res](int status, const std::string& message) {
+      res.set_header("Connection", "close");
+      send_error(res, status, message);
+      return httplib::Server::HandlerResponse::Handled;
+    };
     if (!options_.api_key.empty() && !kPublicPaths.count(req.path) &&
-        req.get_header_value("Authorization") != "Bearer " + options_.api_key) {
-      send_error(res, 401, "a valid API key is needed: send 'Authorization: Bearer KEY'");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (stopping_ && req.path != "/health") {
-      send_error(res, 503, "the server is shutting down");
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (!ready_ && !kLoadingPaths.count(req.path)) {
-      send_error(res, 503, "Loading model");
-      return httplib::Server::HandlerResponse::Handled;
-    }
+        req.get_header_value("Authorization") != "Bearer " + options_.api_key)
+      return refuse(401, "a valid API key is needed: send 'Authorization: Bearer KEY'");
+    if (stopping_ && req.path != "/health") return refuse(503, "the server is shutting down");
+    if (!ready_ && !kLoadingPaths.count(req.path)) return refuse(503, "Loading model");
     return httplib::Server::HandlerResponse::Unhandled;
   });
   // Statuses the library sets itself (404, 413, 400 for a bad request line)
@@ -207,9 +213,12 @@ void HttpServer::add_routes() {
     const auto tokens = body.find("tokens");
     if (tokens == body.end() || !tokens->is_array()) throw RequestError(400, "tokens", "'tokens' must be an array of ids");
     std::vector<int32_t> ids;
-    for (const json& t : *tokens) {
+    for (size_t i = 0; i < tokens->size(); ++i) {
+      const json& t = (*tokens)[i];
+      // Not t.dump(): it recurses once per level of a hostile nesting.
       if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() >= model_.n_vocab)
-        throw RequestError(400, "tokens", "'tokens' holds " + t.dump() + ", not an id of the vocabulary");
+        throw RequestError(400, "tokens", "'tokens[" + std::to_string(i) + "]' is not an id of the vocabulary (0.." +
+                                              std::to_string(model_.n_vocab - 1) + ")");
       ids.push_back(t.get<int32_t>());
     }
     send_json(res, 200, {{"content", model_.tokenizer->decode(ids)}});

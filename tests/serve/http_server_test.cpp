@@ -210,6 +210,44 @@ TEST(HttpServer, AClientLeavingAStreamCancelsItsSequence) {
   EXPECT_LT(s.server.metrics().generated_tokens.load(), 2000u);
 }
 
+TEST(HttpServer, AClientLeavingAWholeAnswerCancelsItsSequence) {
+  RunningServer s(ServerOptions{}, 2, 16, /*max_ctx=*/4096);
+  s.ready();
+  httplib::Client impatient("127.0.0.1", s.server.bound_port());
+  impatient.set_read_timeout(0, 200'000);  // gives up after 0.2 s
+  EXPECT_FALSE(impatient.Post("/v1/completions", R"({"prompt": "Once", "ignore_eos": true})", "application/json"));
+  impatient.stop();
+  for (int i = 0; i < 500 && s.server.metrics().processing.load() != 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(s.server.metrics().processing.load(), 0);
+  ASSERT_EQ(s.served.session->max_ctx(), 4096);
+  EXPECT_LT(s.server.metrics().generated_tokens.load(), 3000u);  // not run to the end of the context
+}
+
+TEST(HttpServer, ARefusedRequestClosesItsConnection) {
+  ServerOptions options;
+  options.api_key = "sesame";
+  RunningServer s(options);
+  s.ready();
+  auto refused = s.post("/v1/chat/completions", kChat);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 401);
+  EXPECT_EQ(refused->get_header_value("Connection"), "close");
+  // The client's next request, on a new connection, is read whole.
+  httplib::Headers auth = {{"Authorization", "Bearer sesame"}};
+  EXPECT_EQ(s.client->Post("/v1/chat/completions", auth, kChat, "application/json")->status, 200);
+}
+
+TEST(HttpServer, DetokenizeRefusesDeeplyNestedTokensWithoutRecursing) {
+  RunningServer s;
+  s.ready();
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  auto res = s.post("/detokenize", "{\"tokens\": [" + deep + "]}");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_EQ(body_of(res)["error"]["param"], "tokens");
+}
+
 TEST(HttpServer, StoppingEndsARunningStreamWithAFinalEvent) {
   RunningServer s(ServerOptions{}, 2, 16, /*max_ctx=*/4096);
   s.ready();
