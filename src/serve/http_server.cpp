@@ -84,21 +84,25 @@ void HttpServer::start() {
   // cpp-httplib listens with a backlog of 5, fixed when the library was
   // built: a burst of clients would have SYNs dropped and retried a second
   // later. The socket is listened on again, with the system's backlog.
-  int listening = -1;
-  http_->set_socket_options([&listening](socket_t socket) {
+  auto listening = std::make_shared<int>(-1);  // the library keeps the callback
+  http_->set_socket_options([listening](socket_t socket) {
     const int yes = 1;
     ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // as the library's default does
-    listening = socket;
+    *listening = socket;
   });
   port_ = options_.port == 0 ? http_->bind_to_any_port(options_.host) : options_.port;
   if (port_ < 0 || (options_.port != 0 && !http_->bind_to_port(options_.host, options_.port)))
     throw Error(ErrorKind::Io, "cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
                                    " (in use, or not an address of this machine)");
-  if (listening >= 0) ::listen(listening, SOMAXCONN);
-  listener_ = std::thread([this] { http_->listen_after_bind(); });
+  if (*listening >= 0) ::listen(*listening, SOMAXCONN);
+  auto listened = std::make_shared<std::atomic<bool>>(false);
+  listener_ = std::thread([this, listened] {
+    http_->listen_after_bind();
+    *listened = true;
+  });
   // The library's stop() does nothing until the listener runs: a failure
   // right after start() (a model that does not load) must be able to stop.
-  while (!http_->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  while (!http_->is_running() && !*listened) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 void HttpServer::set_model(const ServedModel& model) {
