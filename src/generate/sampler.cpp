@@ -151,13 +151,14 @@ void Sampler::reset() {
 
 // Copies the row into the candidate buffer, dropping tokens that can never
 // be drawn (NaN, -inf) and applying the repetition penalties on the way.
+void Sampler::check_row(std::span<const float> logits) const {
+  if (logits.size() != static_cast<size_t>(n_vocab_))
+    throw Error(ErrorKind::InvalidValue, "sampling: logits row has " + std::to_string(logits.size()) +
+                                             " entries, vocabulary has " + std::to_string(n_vocab_));
+}
+
 void Sampler::load_candidates(std::span<const float> logits) {
-  if (logits.size() != static_cast<size_t>(n_vocab_)) {
-    throw Error(ErrorKind::InvalidValue, "sampling: logits row has " +
-                                             std::to_string(logits.size()) +
-                                             " entries, vocabulary has " +
-                                             std::to_string(n_vocab_));
-  }
+  check_row(logits);
   const bool penalize = !recent_count_.empty();
   size_t n = 0;
   for (size_t i = 0; i < logits.size(); ++i) {
@@ -194,7 +195,7 @@ bool ranks_before(float logit_a, int32_t id_a, float logit_b, int32_t id_b) {
 // a block of logits below the worst kept cannot enter. Penalised tokens
 // (their logit moved either way) are loaded first, the rest as they come.
 void Sampler::load_best(std::span<const float> logits, size_t keep) {
-  if (logits.size() != static_cast<size_t>(n_vocab_)) load_candidates(logits);  // throws the size error
+  check_row(logits);
   const auto worse = [](const Candidate& a, const Candidate& b) { return ranks_before(a.logit, a.id, b.logit, b.id); };
   Candidate* heap = candidates_.data();
   size_t n = 0;

@@ -75,6 +75,8 @@ class Sampler {
   // (load_candidates), or only the best top_k (the best one for greedy),
   // already in rank order (load_best).
   void load(std::span<const float> logits);
+  // Throws Error(InvalidValue) for a row that is not n_vocab entries.
+  void check_row(std::span<const float> logits) const;
   void load_candidates(std::span<const float> logits);
   void load_best(std::span<const float> logits, size_t keep);
   float penalized(float logit, int32_t count) const;

@@ -23,6 +23,8 @@ struct BatchEngine::Active {
   StopText stop;
   JobUsage usage;
   Clock::time_point last_token;
+  FinishReason finished = FinishReason::None;  // set by the step that ends it
+  std::string error;                           // why, for FinishReason::Error
 };
 
 BatchEngine::BatchEngine(exec::Session& session, const Tokenizer& tokenizer, ServerMetrics& metrics,
@@ -108,7 +110,7 @@ void BatchEngine::admit(std::shared_ptr<Job> job) {
     int64_t reused = 0;
     const exec::SequenceId sequence = start_sequence(request.prompt, reused);
     a.reset(new Active{job, sequence, request.prompt, static_cast<size_t>(reused), std::move(sampler), Utf8Stream(),
-                       StopText(request.stop), {}, {}});
+                       StopText(request.stop), {}, {}, FinishReason::None, {}});
     a->usage.cached_tokens = reused;
   } catch (const std::exception& e) {  // bad sampling parameters, no memory: this request fails alone
     job->finish(FinishReason::Error, e.what());
@@ -190,13 +192,12 @@ void BatchEngine::step() {
     try {
       advance(a, rows.subspan(b * vocab, vocab));
     } catch (const std::exception& e) {  // e.g. a row the sampler cannot draw from: that request fails alone
-      a.job->finish(FinishReason::Error, e.what());
+      a.finished = FinishReason::Error;
+      a.error = e.what();
     }
   }
-  for (size_t i = active_.size(); i-- > 0;) {
-    const FinishReason reason = active_[i]->job->finish_reason();
-    if (reason != FinishReason::None) retire(i, reason);
-  }
+  for (size_t i = active_.size(); i-- > 0;)
+    if (active_[i]->finished != FinishReason::None) retire(i, active_[i]->finished, active_[i]->error);
   publish_kv();
 }
 
@@ -221,17 +222,13 @@ void BatchEngine::advance(Active& a, std::span<const float> row) {
     out.text = a.stop.push(a.utf8.push(tokenizer_.token_to_piece(out.id)));
     if (request.logprobs) fill_logprobs(row, request.top_logprobs, out);
   }
-  FinishReason reason = FinishReason::None;
+  FinishReason& reason = a.finished;
   if (end || a.stop.stopped()) reason = FinishReason::Stop;
   else if (request.max_tokens >= 0 && a.usage.completion_tokens >= request.max_tokens) reason = FinishReason::Length;
-  else if (static_cast<int64_t>(a.tokens.size()) >= session_.max_ctx()) reason = FinishReason::Length;
+  else if (static_cast<int64_t>(a.tokens.size()) >= max_ctx_) reason = FinishReason::Length;
   if (reason != FinishReason::None && !a.stop.stopped()) out.text += a.stop.push(a.utf8.flush()) + a.stop.flush();
   if (end) out.id = -1;  // the end-of-turn token is not part of the answer, only its held-back text
   if (!end || !out.text.empty()) a.job->emit(std::move(out));
-  if (reason != FinishReason::None) {
-    a.job->set_usage(a.usage);
-    a.job->finish(reason);
-  }
 }
 
 void BatchEngine::retire(size_t index, FinishReason reason, const std::string& error) {

@@ -66,7 +66,7 @@ class BatchEngine {
   exec::SequenceId start_sequence(const std::vector<int32_t>& prompt, int64_t& reused);
   void step();
   // Samples the token after `row` for a sequence whose pending tokens were
-  // all evaluated.
+  // all evaluated, and says in the sequence whether that ends it.
   void advance(Active& a, std::span<const float> row);
   // Ends a job: its sequence is cached (finished normally) or dropped.
   void retire(size_t index, FinishReason reason, const std::string& error = {});
