@@ -10,12 +10,15 @@
 # bytes builds on it.
 cmake_minimum_required(VERSION 3.25)
 
-set(layers encoding format ir kernels model)
+set(layers encoding format ir kernels model eval)
 set(below_encoding "")
 set(below_format encoding)
 set(below_ir encoding)
 set(below_kernels encoding ir)
 set(below_model encoding format ir)
+# eval/ (perplexity, KL divergence) scores logits an engine hands it; it
+# knows no engine.
+set(below_eval encoding format)
 
 # IS_DIRECTORY is only well defined on absolute paths.
 file(REAL_PATH "${SOURCE_DIR}" SOURCE_DIR)

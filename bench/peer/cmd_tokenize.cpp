@@ -5,7 +5,6 @@
 // prints it: {"bytes":..,"tokens":..,"seconds":..,"mb_per_s":..}.
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -27,26 +26,12 @@ struct TokenizeArgs {
   std::string bench_file;
 };
 
-std::vector<llama_token> tokenize(const LlamaApi& api, const LlamaModel& model,
-                                  const TokenizeArgs& args) {
-  if (args.text.size() > INT32_MAX) throw PeerError(kExitUsage, "text too long");
-  const auto text_len = static_cast<int32_t>(args.text.size());
-  // add_special adds BOS (and EOS) only where the model's metadata asks for it.
-  const bool add_special = !args.no_bos;
-  std::vector<llama_token> tokens(args.text.size() + 2);
-  int32_t n = api.tokenize(model.vocab(), args.text.data(), text_len, tokens.data(),
-                           static_cast<int32_t>(tokens.size()), add_special, args.parse_special);
-  if (n < 0 && n != INT32_MIN) {  // buffer too small: -n is the size needed
-    tokens.resize(static_cast<size_t>(-n));
-    n = api.tokenize(model.vocab(), args.text.data(), text_len, tokens.data(),
-                     static_cast<int32_t>(tokens.size()), add_special, args.parse_special);
-  }
-  if (n < 0) throw PeerError(kExitFailed, "llama_tokenize failed (" + std::to_string(n) + ")");
-  tokens.resize(static_cast<size_t>(n));
-  return tokens;
+// add_special adds BOS (and EOS) only where the model's metadata asks for it.
+std::vector<llama_token> tokenize(const LlamaModel& model, const TokenizeArgs& args) {
+  return model.tokenize(args.text, !args.no_bos, args.parse_special);
 }
 
-int run_bench(const LlamaApi& api, const LlamaModel& model, TokenizeArgs args) {
+int run_bench(const LlamaModel& model, TokenizeArgs args) {
   std::ifstream in(args.bench_file, std::ios::binary);
   if (!in) throw PeerError(kExitUsage, "cannot open " + args.bench_file);
   args.text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -56,7 +41,7 @@ int run_bench(const LlamaApi& api, const LlamaModel& model, TokenizeArgs args) {
   size_t n_tokens = 0;
   for (int run = 0; run < 3; ++run) {
     const auto start = std::chrono::steady_clock::now();
-    n_tokens = tokenize(api, model, args).size();
+    n_tokens = tokenize(model, args).size();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     best = run == 0 ? seconds : std::min(best, seconds);
   }
@@ -71,9 +56,9 @@ int run_bench(const LlamaApi& api, const LlamaModel& model, TokenizeArgs args) {
 int run_tokenize(const TokenizeArgs& args, const PeerOptions& options) {
   const LlamaApi api = start_peer(options);
   const LlamaModel model(api, args.model, /*vocab_only=*/true);
-  if (!args.bench_file.empty()) return run_bench(api, model, args);
+  if (!args.bench_file.empty()) return run_bench(model, args);
   std::string line = "[";
-  for (llama_token id : tokenize(api, model, args)) {
+  for (llama_token id : tokenize(model, args)) {
     line += (line.size() > 1 ? "," : "") + std::to_string(id);
   }
   OutputFile out("-");

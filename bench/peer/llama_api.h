@@ -137,6 +137,8 @@ struct LlamaApi {
   void (*model_free)(llama_model* model);
   const llama_vocab* (*model_get_vocab)(const llama_model* model);
   int32_t (*vocab_n_tokens)(const llama_vocab* vocab);
+  llama_token (*vocab_bos)(const llama_vocab* vocab);
+  bool (*vocab_get_add_bos)(const llama_vocab* vocab);
   llama_context* (*init_from_model)(llama_model* model, llama_context_params params);
   void (*free)(llama_context* ctx);
   llama_batch (*batch_init)(int32_t n_tokens, int32_t embd, int32_t n_seq_max);

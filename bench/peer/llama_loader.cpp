@@ -92,6 +92,8 @@ LlamaApi load_llama_api(const std::filesystem::path& dir) {
   bind(llama, kLlama, "llama_model_free", api.model_free);
   bind(llama, kLlama, "llama_model_get_vocab", api.model_get_vocab);
   bind(llama, kLlama, "llama_vocab_n_tokens", api.vocab_n_tokens);
+  bind(llama, kLlama, "llama_vocab_bos", api.vocab_bos);
+  bind(llama, kLlama, "llama_vocab_get_add_bos", api.vocab_get_add_bos);
   bind(llama, kLlama, "llama_init_from_model", api.init_from_model);
   bind(llama, kLlama, "llama_free", api.free);
   bind(llama, kLlama, "llama_batch_init", api.batch_init);

@@ -1,5 +1,6 @@
 #include "llama_session.h"
 
+#include <climits>
 #include <filesystem>
 
 #include "peer_error.h"
@@ -29,6 +30,24 @@ LlamaModel::LlamaModel(const LlamaApi& api, const std::string& path, bool vocab_
 }
 
 LlamaModel::~LlamaModel() { api_.model_free(model_); }
+
+std::vector<llama_token> LlamaModel::tokenize(const std::string& text, bool add_special, bool parse_special) const {
+  if (text.size() > INT32_MAX) throw PeerError(kExitUsage, "text too long");
+  const auto text_len = static_cast<int32_t>(text.size());
+  std::vector<llama_token> tokens(text.size() + 2);
+  int32_t n = api_.tokenize(vocab_, text.data(), text_len, tokens.data(), static_cast<int32_t>(tokens.size()),
+                            add_special, parse_special);
+  if (n < 0 && n != INT32_MIN) {  // buffer too small: -n is the size needed
+    tokens.resize(static_cast<size_t>(-n));
+    n = api_.tokenize(vocab_, text.data(), text_len, tokens.data(), static_cast<int32_t>(tokens.size()), add_special,
+                      parse_special);
+  }
+  if (n < 0) throw PeerError(kExitFailed, "llama_tokenize failed (" + std::to_string(n) + ")");
+  tokens.resize(static_cast<size_t>(n));
+  return tokens;
+}
+
+llama_token LlamaModel::added_bos() const { return api_.vocab_get_add_bos(vocab_) ? api_.vocab_bos(vocab_) : -1; }
 
 LlamaSession::LlamaSession(const LlamaApi& api, const LlamaModel& model,
                            const ContextOptions& options)

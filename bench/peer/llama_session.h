@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "llama_api.h"
 
@@ -22,6 +23,11 @@ class LlamaModel {
   llama_model* get() const { return model_; }
   const llama_vocab* vocab() const { return vocab_; }
   int32_t n_vocab() const { return n_vocab_; }
+  // llama_tokenize: BOS (and EOS) where the vocabulary asks for them with
+  // add_special; special tokens' text matched with parse_special.
+  std::vector<llama_token> tokenize(const std::string& text, bool add_special, bool parse_special) const;
+  // The BOS token when the vocabulary adds one to a text, else -1.
+  llama_token added_bos() const;
 
  private:
   const LlamaApi& api_;

@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
       {"bench", "llama-bench style prompt (pp) and generation (tg) throughput", setup_bench},
       {"dequant", "dequantize one tensor of a GGUF file with ggml; raw float32 out", setup_dequant},
       {"tokenize", "tokenize text with the model's vocabulary; print a JSON array", setup_tokenize},
+      {"perplexity", "llama-perplexity's protocol (and KL divergence), as synapse perplexity", setup_perplexity},
   };
   std::map<CLI::App*, Action> actions;
   for (const auto& c : commands) {

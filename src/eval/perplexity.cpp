@@ -1,0 +1,75 @@
+#include "eval/perplexity.h"
+
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "eval/kl_base_file.h"
+#include "eval/token_scores.h"
+#include "synapse/error.h"
+
+namespace synapse::eval {
+
+ChunkLayout chunk_layout(int64_t n_tokens, int64_t n_ctx, int64_t max_chunks) {
+  if (n_ctx < 4) throw Error(ErrorKind::Usage, "the context (-c) must be at least 4 tokens, got " + std::to_string(n_ctx));
+  if (n_tokens < 2 * n_ctx)
+    throw Error(ErrorKind::InvalidValue, "the text is " + std::to_string(n_tokens) + " tokens; a context of " +
+                                             std::to_string(n_ctx) + " needs at least " +
+                                             std::to_string(2 * n_ctx) + " (give more text or a smaller -c)");
+  ChunkLayout layout;
+  layout.n_ctx = n_ctx;
+  layout.n_chunks = n_tokens / n_ctx;
+  if (max_chunks >= 0 && max_chunks < layout.n_chunks) layout.n_chunks = max_chunks;
+  layout.first = n_ctx / 2;
+  return layout;
+}
+
+double NllSums::mean_error() const {
+  if (count < 2) return 0;
+  const double m = mean();
+  const double variance = sum2 / static_cast<double>(count) - m * m;
+  return variance > 0 ? std::sqrt(variance / static_cast<double>(count - 1)) : 0;
+}
+
+double NllSums::ppl() const { return std::exp(mean()); }
+
+double NllSums::ppl_error() const { return ppl() * mean_error(); }
+
+void eval_chunk(ChunkEvaluator& engine, std::span<const int32_t> tokens, const ChunkLayout& layout, int64_t chunk,
+                std::optional<int32_t> bos, std::span<float> rows) {
+  std::vector<int32_t> input(tokens.begin() + chunk * layout.n_ctx, tokens.begin() + (chunk + 1) * layout.n_ctx);
+  if (bos) input[0] = *bos;
+  engine.eval(input, layout.first, rows);
+}
+
+NllSums perplexity(ChunkEvaluator& engine, std::span<const int32_t> tokens, const ChunkLayout& layout,
+                   std::optional<int32_t> bos, const ChunkObserver& observer, KlBaseWriter* base) {
+  const auto vocab = static_cast<size_t>(engine.vocab());
+  for (int32_t t : tokens)
+    if (t < 0 || static_cast<size_t>(t) >= vocab)
+      throw Error(ErrorKind::InvalidValue, "token " + std::to_string(t) + " is outside the model's vocabulary of " +
+                                               std::to_string(vocab));
+  std::vector<float> rows(static_cast<size_t>(layout.scored()) * vocab);
+  std::vector<float> log_probs(base ? vocab : 0);
+  NllSums nll;
+  for (int64_t chunk = 0; chunk < layout.n_chunks; ++chunk) {
+    const auto start = std::chrono::steady_clock::now();
+    eval_chunk(engine, tokens, layout, chunk, bos, rows);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // Row r predicts the token after position first + r.
+    const int64_t next = chunk * layout.n_ctx + layout.first + 1;
+    for (int64_t r = 0; r < layout.scored(); ++r) {
+      const std::span<const float> row(rows.data() + static_cast<size_t>(r) * vocab, vocab);
+      const int32_t token = tokens[static_cast<size_t>(next + r)];
+      nll.add(score_row(row, token).nll);
+      if (base) {
+        log_softmax(row, log_probs);
+        base->write_row(log_probs);
+      }
+    }
+    if (observer) observer({chunk, layout.n_chunks, seconds, &nll});
+  }
+  return nll;
+}
+
+}  // namespace synapse::eval
