@@ -13,6 +13,7 @@ packages=(
   libcpp-httplib-dev                   # synapse serve
   curl chromium                        # the server's tests: curl, the chat page in headless Chromium
   ca-certificates xxd                  # xxd: bench/peer/install.sh checksum
+  gnuplot-nox                          # bench/run: ratios.png
 )
 
 sudo_cmd=()

@@ -1,5 +1,6 @@
-# Memory cgroups for memlimit.sh, v1 or v2, whichever the host has the
-# memory controller on. Sourced; needs root. Each run gets a fresh group so
+# shellcheck shell=bash disable=SC2034  # cg_*: set here, read by the scripts that source this
+# Memory cgroups for memlimit.sh (its cgroup_run.sh), v1 or v2, whichever
+# the host has the memory controller on. Sourced; needs root. Each run gets a fresh group so
 # its peak and its limit hits count from zero:
 #   cg_detect                  sets cg_version (1 or 2) and cg_root, or fails
 #   cg_make NAME LIMIT         creates the group (no swapping around the
@@ -15,7 +16,13 @@ cg_detect() {
     if grep -qw memory "$v2_root/cgroup.controllers" 2>/dev/null; then
       cg_version=2 cg_root=$v2_root
       # Children get the memory controller only if the root hands it down.
-      grep -qw memory "$cg_root/cgroup.subtree_control" || echo +memory >"$cg_root/cgroup.subtree_control"
+      # A non-root group holding processes cannot (v2's no-internal-processes rule).
+      if ! grep -qw memory "$cg_root/cgroup.subtree_control" &&
+        ! { echo +memory >"$cg_root/cgroup.subtree_control"; } 2>/dev/null; then
+        echo "cannot hand the memory controller to children of $cg_root (cgroup.subtree_control):" \
+          "move the processes in $cg_root/cgroup.procs into a child group first" >&2
+        return 1
+      fi
       return 0
     fi
   done
@@ -69,8 +76,8 @@ cg_remove() {
   local pid
   while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done <"$cg/cgroup.procs"
   # Killed processes leave the group asynchronously.
-  local tries
-  for tries in 1 2 3 4 5 6 7 8 9 10; do
+  local _
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
     rmdir "$cg" 2>/dev/null && return 0
     sleep 0.2
   done
