@@ -1,6 +1,5 @@
 #include "eval/kl_divergence.h"
 
-#include <chrono>
 #include <cmath>
 #include <string>
 
@@ -51,24 +50,18 @@ KlResult kl_divergence(ChunkEvaluator& engine, const KlBaseReader& base, std::op
                                              std::to_string(base.header().n_vocab) + " tokens, this model has " +
                                              std::to_string(engine.vocab()));
   const ChunkLayout layout = base.layout();
-  const auto vocab = static_cast<size_t>(engine.vocab());
-  const std::vector<int32_t>& tokens = base.tokens();
-  std::vector<float> rows(static_cast<size_t>(layout.scored()) * vocab);
   KlResult result;
-  for (int64_t chunk = 0; chunk < layout.n_chunks; ++chunk) {
-    const auto start = std::chrono::steady_clock::now();
-    eval_chunk(engine, tokens, layout, chunk, bos, rows);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const int64_t next = chunk * layout.n_ctx + layout.first + 1;
-    for (int64_t r = 0; r < layout.scored(); ++r) {
-      const std::span<const float> row(rows.data() + static_cast<size_t>(r) * vocab, vocab);
-      const TokenComparison c = compare_row(row, base.row(chunk, r), tokens[static_cast<size_t>(next + r)]);
-      result.sums.add(c);
-      result.kld.push_back(static_cast<float>(c.kld));
-      result.p_diff.push_back(static_cast<float>(c.p_diff));
-    }
-    if (observer) observer(chunk, layout.n_chunks, seconds, result.sums);
-  }
+  score_chunks(
+      engine, base.tokens(), layout, bos,
+      [&](const ScoredRow& s) {
+        const TokenComparison c = compare_row(s.logits, base.row(s.chunk, s.row), s.next);
+        result.sums.add(c);
+        result.kld.push_back(static_cast<float>(c.kld));
+        result.p_diff.push_back(static_cast<float>(c.p_diff));
+      },
+      [&](int64_t chunk, double seconds) {
+        if (observer) observer(chunk, layout.n_chunks, seconds, result.sums);
+      });
   return result;
 }
 

@@ -1,5 +1,6 @@
 #include "eval/perplexity.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -35,40 +36,48 @@ double NllSums::ppl() const { return std::exp(mean()); }
 
 double NllSums::ppl_error() const { return ppl() * mean_error(); }
 
-void eval_chunk(ChunkEvaluator& engine, std::span<const int32_t> tokens, const ChunkLayout& layout, int64_t chunk,
-                std::optional<int32_t> bos, std::span<float> rows) {
-  std::vector<int32_t> input(tokens.begin() + chunk * layout.n_ctx, tokens.begin() + (chunk + 1) * layout.n_ctx);
-  if (bos) input[0] = *bos;
-  engine.eval(input, layout.first, rows);
-}
-
-NllSums perplexity(ChunkEvaluator& engine, std::span<const int32_t> tokens, const ChunkLayout& layout,
-                   std::optional<int32_t> bos, const ChunkObserver& observer, KlBaseWriter* base) {
+void score_chunks(ChunkEvaluator& engine, std::span<const int32_t> tokens, const ChunkLayout& layout,
+                  std::optional<int32_t> bos, const std::function<void(const ScoredRow&)>& on_row,
+                  const std::function<void(int64_t chunk, double seconds)>& on_chunk) {
   const auto vocab = static_cast<size_t>(engine.vocab());
   for (int32_t t : tokens)
     if (t < 0 || static_cast<size_t>(t) >= vocab)
       throw Error(ErrorKind::InvalidValue, "token " + std::to_string(t) + " is outside the model's vocabulary of " +
                                                std::to_string(vocab));
   std::vector<float> rows(static_cast<size_t>(layout.scored()) * vocab);
-  std::vector<float> log_probs(base ? vocab : 0);
-  NllSums nll;
+  std::vector<int32_t> input(static_cast<size_t>(layout.n_ctx));
   for (int64_t chunk = 0; chunk < layout.n_chunks; ++chunk) {
+    const auto begin = tokens.begin() + chunk * layout.n_ctx;
+    std::copy(begin, begin + layout.n_ctx, input.begin());
+    if (bos) input[0] = *bos;
     const auto start = std::chrono::steady_clock::now();
-    eval_chunk(engine, tokens, layout, chunk, bos, rows);
+    engine.eval(input, layout.first, rows);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     // Row r predicts the token after position first + r.
     const int64_t next = chunk * layout.n_ctx + layout.first + 1;
-    for (int64_t r = 0; r < layout.scored(); ++r) {
-      const std::span<const float> row(rows.data() + static_cast<size_t>(r) * vocab, vocab);
-      const int32_t token = tokens[static_cast<size_t>(next + r)];
-      nll.add(score_row(row, token).nll);
-      if (base) {
-        log_softmax(row, log_probs);
-        base->write_row(log_probs);
-      }
-    }
-    if (observer) observer({chunk, layout.n_chunks, seconds, &nll});
+    for (int64_t r = 0; r < layout.scored(); ++r)
+      on_row({chunk, r, std::span<const float>(rows.data() + static_cast<size_t>(r) * vocab, vocab),
+              tokens[static_cast<size_t>(next + r)]});
+    on_chunk(chunk, seconds);
   }
+}
+
+NllSums perplexity(ChunkEvaluator& engine, std::span<const int32_t> tokens, const ChunkLayout& layout,
+                   std::optional<int32_t> bos, const ChunkObserver& observer, KlBaseWriter* base) {
+  std::vector<float> log_probs(base ? static_cast<size_t>(engine.vocab()) : 0);
+  NllSums nll;
+  score_chunks(
+      engine, tokens, layout, bos,
+      [&](const ScoredRow& s) {
+        nll.add(score_row(s.logits, s.next).nll);
+        if (base) {
+          log_softmax(s.logits, log_probs);
+          base->write_row(log_probs);
+        }
+      },
+      [&](int64_t chunk, double seconds) {
+        if (observer) observer({chunk, layout.n_chunks, seconds, &nll});
+      });
   return nll;
 }
 

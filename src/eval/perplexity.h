@@ -65,9 +65,22 @@ struct ChunkDone {
 };
 using ChunkObserver = std::function<void(const ChunkDone&)>;
 
-// Evaluates chunk `chunk` of `tokens` (BOS in front when `bos`) into `rows`.
-void eval_chunk(ChunkEvaluator& engine, std::span<const int32_t> tokens, const ChunkLayout& layout, int64_t chunk,
-                std::optional<int32_t> bos, std::span<float> rows);
+// A scored row: the logits of chunk position first + row, and the token
+// that came after it.
+struct ScoredRow {
+  int64_t chunk = 0;
+  int64_t row = 0;
+  std::span<const float> logits;
+  int32_t next = 0;
+};
+
+// Evaluates every chunk of `layout` over `tokens` (BOS in front when `bos`)
+// and hands each scored row to `on_row`, then the chunk's evaluation time
+// to `on_chunk`. Throws Error(InvalidValue) for a token outside the
+// engine's vocabulary, before evaluating anything.
+void score_chunks(ChunkEvaluator& engine, std::span<const int32_t> tokens, const ChunkLayout& layout,
+                  std::optional<int32_t> bos, const std::function<void(const ScoredRow&)>& on_row,
+                  const std::function<void(int64_t chunk, double seconds)>& on_chunk);
 
 // Runs the protocol over `tokens`; with `base`, also saves each scored row's
 // log-probabilities there (--kl-divergence-base).
