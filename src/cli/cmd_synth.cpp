@@ -74,17 +74,27 @@ std::function<int()> setup(CLI::App& app) {
       {"--n-expert", &SynthOptions::n_expert, "experts (MoE architectures)"},
       {"--n-expert-used", &SynthOptions::n_expert_used, "experts used per token (MoE)"},
       {"--head-dim", &SynthOptions::head_dim, "head dimension (qwen3, qwen3moe: may differ from n_embd / n_head)"},
+      {"--n-ctx", &SynthOptions::n_ctx, "context length (context_length)"},
   };
   for (const auto& ov : overrides) {
     app.add_option_function<uint32_t>(
         ov.flag, [args, field = ov.field](const uint32_t& v) { args->opts.*field = v; },
         std::string(ov.help) + " (overrides the preset)");
   }
+  SynthRopeScaling& rope = o.rope_scaling;
+  app.add_option("--rope-scaling", rope.type,
+                 "RoPE scaling the file states (rope.scaling.type): none, linear or yarn (default: no "
+                 "rope.scaling keys)");
+  app.add_option("--rope-scale", rope.factor, "RoPE scaling factor (rope.scaling.factor) for linear and yarn");
+  app.add_option("--rope-orig-ctx", rope.original_context,
+                 "yarn's original context (rope.scaling.original_context_length; default: no key, i.e. the "
+                 "context length)");
   app.footer(
       "\nExamples:\n"
       "  synapse synth --arch llama --preset tiny --type q8_0 -o tiny.gguf\n"
       "  synapse synth --preset qwen2.5-0.5b --type q4_k_m --vocab tokenizer.json -o qwen.gguf\n"
-      "  synapse synth --preset qwen3-30b-a3b --type q8_0 --n-layer 4 -o moe.gguf\n");
+      "  synapse synth --preset qwen3-30b-a3b --type q8_0 --n-layer 4 -o moe.gguf\n"
+      "  synapse synth --arch qwen2 --rope-scaling yarn --rope-scale 4 --rope-orig-ctx 64 -o yarn.gguf\n");
   return [args] { return run_synth(*args); };
 }
 

@@ -25,8 +25,8 @@ struct DenseHparams {
   uint32_t n_ctx_train = 0;
   float rms_eps = 0;
   float rope_theta = 0;
-  // From metadata (none or linear); replaced by Llama 3 scaling when the file
-  // has rope_freqs.weight.
+  // From metadata (none, linear or YaRN); replaced by Llama 3 scaling when
+  // the file has rope_freqs.weight.
   ir::RopeScaling rope_scaling = ir::RopeNoScaling{};
 };
 

@@ -11,7 +11,9 @@
 namespace synapse {
 
 // Throws MissingKey naming an absent required key, InvalidValue for a value
-// out of range, Unsupported for a rope scaling type we do not build.
+// out of range, Unsupported (naming the key) for rope scaling we do not
+// build: a type other than none, linear and yarn, or an attn_factor
+// without yarn.
 DenseHparams read_dense_hparams(const GgufMetadata& metadata, const std::string& arch, const TensorTable& tensors);
 // {arch}.expert_count, expert_used_count (MissingKey when absent, InvalidValue
 // when k > experts) and the expert widths.

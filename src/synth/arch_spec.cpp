@@ -135,6 +135,10 @@ void write_arch_metadata(GgufMetadata& md, const ArchSpec& arch, const SynthShap
   f32("attention.layer_norm_rms_epsilon", s.rms_eps);
   f32("rope.freq_base", s.rope_theta);
   u32("rope.dimension_count", s.head_dim);
+  const SynthRopeScaling& scaling = s.rope_scaling;
+  if (!scaling.type.empty()) md.set(a + ".rope.scaling.type", GgufValue(scaling.type));
+  if (scaling.factor != 0) f32("rope.scaling.factor", scaling.factor);
+  if (scaling.original_context != 0) u32("rope.scaling.original_context_length", scaling.original_context);
   u32("vocab_size", s.n_vocab);
   if (arch.moe) {
     u32("expert_count", s.n_expert);

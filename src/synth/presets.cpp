@@ -1,5 +1,6 @@
 // Model shapes: the presets (real models' config.json values), how a preset
 // maps onto another architecture, and the --n-* overrides.
+#include <algorithm>
 #include <string>
 
 #include "synapse/error.h"
@@ -99,6 +100,7 @@ void apply_overrides(const SynthOptions& o, const ArchSpec& arch, SynthShape& s)
   take(o.n_vocab, s.n_vocab);
   take(o.n_expert, s.n_expert);
   take(o.n_expert_used, s.n_expert_used);
+  take(o.n_ctx, s.n_ctx);
   // olmoe's k is as wide as q: an overridden head count carries kv heads along.
   if (arch.kv_heads_equal_heads && !o.n_head_kv) s.n_head_kv = s.n_head;
 }
@@ -108,7 +110,8 @@ void check_shape(const ArchSpec& arch, SynthShape& s) {
     const char* flag;
     uint32_t value;
   } positive[] = {{"--n-layer", s.n_layer},     {"--n-embd", s.n_embd}, {"--n-head", s.n_head},
-                  {"--n-head-kv", s.n_head_kv}, {"--n-ff", s.n_ff},     {"--n-vocab", s.n_vocab}};
+                  {"--n-head-kv", s.n_head_kv}, {"--n-ff", s.n_ff},     {"--n-vocab", s.n_vocab},
+                  {"--n-ctx", s.n_ctx}};
   for (const auto& p : positive)
     if (p.value == 0) bad_shape(std::string(p.flag) + " must be positive");
   const bool own_head_dim = s.head_dim != 0;
@@ -133,6 +136,21 @@ void check_shape(const ArchSpec& arch, SynthShape& s) {
               " of " + std::to_string(s.n_expert));
 }
 
+// The scaling llama.cpp builds from rope.scaling.* keys: a factor for
+// linear and yarn, an original context for yarn only.
+void check_rope_scaling(const SynthRopeScaling& r) {
+  const std::vector<std::string> types = {"none", "linear", "yarn"};
+  if (!r.type.empty() && std::find(types.begin(), types.end(), r.type) == types.end())
+    throw_unknown("rope scaling", r.type, types);
+  const bool scaled = r.type == "linear" || r.type == "yarn";
+  if (scaled && !(r.factor > 0))
+    throw Error(ErrorKind::Usage, "--rope-scaling " + r.type + " needs a positive --rope-scale");
+  if (!scaled && r.factor != 0)
+    throw Error(ErrorKind::Usage, "--rope-scale needs --rope-scaling linear or yarn");
+  if (r.original_context != 0 && r.type != "yarn")
+    throw Error(ErrorKind::Usage, "--rope-orig-ctx needs --rope-scaling yarn");
+}
+
 }  // namespace
 
 const ArchSpec& resolve_arch(const SynthOptions& opts) {
@@ -149,6 +167,8 @@ SynthShape resolve_shape(const SynthOptions& opts, const ArchSpec& arch) {
   SynthShape s = shape_for_arch(find_preset(opts.preset), arch);
   apply_overrides(opts, arch, s);
   check_shape(arch, s);
+  check_rope_scaling(opts.rope_scaling);
+  s.rope_scaling = opts.rope_scaling;
   return s;
 }
 

@@ -10,6 +10,15 @@
 
 namespace synapse {
 
+// RoPE scaling written as llama.cpp's {arch}.rope.scaling.* keys.
+struct SynthRopeScaling {
+  std::string type;  // none, linear or yarn; empty: no keys
+  float factor = 0;  // rope.scaling.factor: linear and yarn need one
+  // yarn: rope.scaling.original_context_length; 0: no key (llama.cpp then
+  // takes context_length)
+  uint32_t original_context = 0;
+};
+
 struct SynthOptions {
   // llama, qwen2, qwen3, olmoe, qwen2moe, qwen3moe, mixtral; empty: the
   // preset's own architecture (llama for tiny).
@@ -28,8 +37,10 @@ struct SynthOptions {
   // n_embd / n_head needs an architecture that writes attention.key_length
   // (qwen3, qwen3moe); a preset's own head_dim (qwen3-30b-a3b: 128) stays
   // when n_embd or n_head are overridden, as in the Qwen3 family.
+  // n_ctx is the context_length the file states.
   std::optional<uint32_t> n_layer, n_embd, n_head, n_head_kv, head_dim, n_ff, n_vocab, n_expert,
-      n_expert_used;
+      n_expert_used, n_ctx;
+  SynthRopeScaling rope_scaling;
   // A real vocabulary to embed instead of the made-up one: a tokenizer.json,
   // SentencePiece .model or GGUF file. n_vocab becomes its size.
   std::string vocab_file;

@@ -59,6 +59,7 @@ struct SynthShape {
   float rms_eps = 0;
   bool tied = false;         // no output.weight: the loader reuses token_embd
   bool llama3_rope = false;  // rope_freqs.weight holds llama3's per-frequency factors
+  SynthRopeScaling rope_scaling;
   std::string vocab_family;
 
   // qwen2moe's shared expert is as wide as the routed experts a token uses.
@@ -69,8 +70,9 @@ struct SynthShape {
 // tiny). Throws Usage for unknown architecture or preset names.
 const ArchSpec& resolve_arch(const SynthOptions& opts);
 
-// Combines preset, architecture and overrides, and checks the result.
-// Throws Usage for unknown presets and inconsistent shapes.
+// Combines preset, architecture, overrides and rope scaling, and checks the
+// result. Throws Usage for unknown presets, inconsistent shapes and rope
+// scaling options.
 SynthShape resolve_shape(const SynthOptions& opts, const ArchSpec& arch);
 std::vector<std::string> preset_names();
 

@@ -2,6 +2,10 @@
 // its defaults for optional keys, and rope scaling.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <functional>
+#include <optional>
+
 #include "model/gguf_import.h"
 #include "model/model_test_files.h"
 #include "support/temp_dir.h"
@@ -63,20 +67,129 @@ TEST(ModelHparams, VocabularyFromEmbeddingRowsWithoutVocabSize) {
   }
 }
 
-TEST(ModelHparams, RopeScalingLinearIsReadOthersRefused) {
+ir::RopeScaling rope_scaling_of(const std::function<void(GgufMetadata&)>& keys) {
   GgufMetadata md = qwen3_metadata();
-  md.set("qwen3.rope.scaling.type", "linear");
-  md.set("qwen3.rope.scaling.factor", 4.0f);
-  const auto scaling = read_dense_hparams(md, "qwen3", {}).rope_scaling;
-  ASSERT_TRUE(std::holds_alternative<ir::RopeLinearScaling>(scaling));
-  EXPECT_EQ(std::get<ir::RopeLinearScaling>(scaling).factor, 4.0f);
+  keys(md);
+  return read_dense_hparams(md, "qwen3", {}).rope_scaling;
+}
 
-  md.set("qwen3.rope.scaling.type", "yarn");
+// The error the metadata gives, or none.
+std::optional<Error> error_of(const std::function<void(GgufMetadata&)>& keys) {
   try {
-    read_dense_hparams(md, "qwen3", {});
-    FAIL() << "yarn accepted";
+    rope_scaling_of(keys);
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+    return e;
+  }
+  return std::nullopt;
+}
+
+float linear_factor(const ir::RopeScaling& scaling) {
+  const auto* linear = std::get_if<ir::RopeLinearScaling>(&scaling);
+  return linear ? linear->factor : 0.0f;
+}
+
+// llama.cpp reads a missing rope.scaling.type as "linear", the factor from
+// rope.scaling.factor or else the older rope.scale_linear, and 0 as no
+// factor; "none" ignores the factor.
+TEST(ModelHparams, RopeScalingLinearAndNone) {
+  EXPECT_EQ(linear_factor(rope_scaling_of([](GgufMetadata& md) {
+              md.set("qwen3.rope.scaling.type", "linear");
+              md.set("qwen3.rope.scaling.factor", 4.0f);
+            })),
+            4.0f);
+  EXPECT_EQ(linear_factor(rope_scaling_of([](GgufMetadata& md) { md.set("qwen3.rope.scaling.factor", 4.0f); })),
+            4.0f);
+  EXPECT_EQ(linear_factor(rope_scaling_of([](GgufMetadata& md) { md.set("qwen3.rope.scale_linear", 2.0f); })),
+            2.0f);
+  EXPECT_EQ(linear_factor(rope_scaling_of([](GgufMetadata& md) {
+              md.set("qwen3.rope.scaling.factor", 4.0f);
+              md.set("qwen3.rope.scale_linear", 2.0f);
+            })),
+            4.0f);
+  const std::function<void(GgufMetadata&)> unscaled[] = {
+      [](GgufMetadata& md) { md.set("qwen3.rope.scaling.factor", 0.0f); },
+      [](GgufMetadata& md) { md.set("qwen3.rope.scaling.factor", 1.0f); },
+      [](GgufMetadata& md) { md.set("qwen3.rope.scaling.type", "linear"); },
+      [](GgufMetadata& md) {
+        md.set("qwen3.rope.scaling.type", "none");
+        md.set("qwen3.rope.scaling.factor", 4.0f);
+      },
+  };
+  for (const auto& keys : unscaled) EXPECT_TRUE(std::holds_alternative<ir::RopeNoScaling>(rope_scaling_of(keys)));
+}
+
+ir::RopeYarnScaling yarn_of(const std::function<void(GgufMetadata&)>& keys) {
+  const ir::RopeScaling scaling = rope_scaling_of([&](GgufMetadata& md) {
+    md.set("qwen3.rope.scaling.type", "yarn");
+    keys(md);
+  });
+  const auto* yarn = std::get_if<ir::RopeYarnScaling>(&scaling);
+  if (!yarn) ADD_FAILURE() << "not YaRN";
+  return yarn ? *yarn : ir::RopeYarnScaling{};
+}
+
+// YaRN takes llama.cpp's defaults: ext_factor 1, beta_fast 32, beta_slow 1,
+// the training context as the original one, and an attn_factor that
+// cancels ggml's own 1 + 0.1 ln(factor) (llama.cpp wants that magnitude
+// once), times rope.scaling.attn_factor.
+TEST(ModelHparams, RopeScalingYarnTakesLlamaCppsDefaults) {
+  const ir::RopeYarnScaling yarn = yarn_of([](GgufMetadata& md) {
+    md.set("qwen3.rope.scaling.factor", 4.0f);
+    md.set("qwen3.rope.scaling.original_context_length", uint32_t{64});
+  });
+  EXPECT_EQ(yarn.factor, 4.0f);
+  EXPECT_EQ(yarn.original_context, 64u);
+  EXPECT_EQ(yarn.ext_factor, 1.0f);
+  EXPECT_FLOAT_EQ(yarn.attn_factor, 1.0f);
+  EXPECT_EQ(yarn.beta_fast, 32.0f);
+  EXPECT_EQ(yarn.beta_slow, 1.0f);
+
+  EXPECT_EQ(yarn_of([](GgufMetadata& md) { md.set("qwen3.rope.scaling.factor", 4.0f); }).original_context, 40960u);
+  EXPECT_EQ(yarn_of([](GgufMetadata& md) {
+              md.set("qwen3.rope.scaling.original_context_length", uint32_t{0});
+            }).original_context,
+            40960u);
+  EXPECT_EQ(yarn_of([](GgufMetadata& md) { md.set("qwen3.rope.scale_linear", 8.0f); }).factor, 8.0f);
+  EXPECT_EQ(yarn_of([](GgufMetadata&) {}).factor, 1.0f);
+  EXPECT_FLOAT_EQ(yarn_of([](GgufMetadata& md) {
+                    md.set("qwen3.rope.scaling.factor", 4.0f);
+                    md.set("qwen3.rope.scaling.attn_factor", 1.5f);
+                  }).attn_factor,
+                  1.5f);
+  // Up to a factor of 1, llama.cpp's magnitude is 1: attn_factor undoes
+  // ggml's 1 + 0.1 ln(factor) < 1.
+  EXPECT_FLOAT_EQ(yarn_of([](GgufMetadata& md) { md.set("qwen3.rope.scaling.factor", 0.5f); }).attn_factor,
+                  1.0f / (1.0f + 0.1f * std::log(0.5f)));
+}
+
+TEST(ModelHparams, RopeScalingWeDoNotBuildIsUnsupportedNamingTheKey) {
+  for (const char* type : {"longrope", "dynamic", ""}) {
+    const std::optional<Error> e = error_of([&](GgufMetadata& md) { md.set("qwen3.rope.scaling.type", type); });
+    ASSERT_TRUE(e) << type;
+    EXPECT_EQ(e->kind(), ErrorKind::Unsupported) << type;
+    EXPECT_EQ(e->subject(), "qwen3.rope.scaling.type");
+    EXPECT_NE(std::string(e->what()).find("'" + std::string(type) + "'"), std::string::npos) << e->what();
+  }
+  // llama.cpp scales every type's rotation by it; only YaRN's attributes can.
+  const std::optional<Error> e = error_of([](GgufMetadata& md) {
+    md.set("qwen3.rope.scaling.type", "linear");
+    md.set("qwen3.rope.scaling.factor", 4.0f);
+    md.set("qwen3.rope.scaling.attn_factor", 2.0f);
+  });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->kind(), ErrorKind::Unsupported);
+  EXPECT_EQ(e->subject(), "qwen3.rope.scaling.attn_factor");
+}
+
+TEST(ModelHparams, NegativeRopeScalingValuesAreInvalid) {
+  for (const char* key : {"rope.scaling.factor", "rope.scale_linear", "rope.scaling.attn_factor"}) {
+    const std::optional<Error> e = error_of([&](GgufMetadata& md) {
+      md.set("qwen3.rope.scaling.type", "yarn");
+      md.set(std::string("qwen3.") + key, -2.0f);
+    });
+    ASSERT_TRUE(e) << key;
+    EXPECT_EQ(e->kind(), ErrorKind::InvalidValue) << key;
+    EXPECT_EQ(e->subject(), std::string("qwen3.") + key);
   }
 }
 

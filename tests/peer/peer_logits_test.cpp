@@ -13,8 +13,8 @@
 
 #include <cstdio>
 #include <optional>
-#include <stdexcept>
 
+#include "peer/teacher_forced_logits.h"
 #include "support/command_runner.h"
 #include "support/logit_comparison.h"
 #include "support/temp_dir.h"
@@ -83,76 +83,6 @@ Shape qwen3moe(std::optional<uint32_t> n_expert) {
   return s;
 }
 
-// Tolerances, measured on this suite's files (2026-12-01, Xeon with
-// AVX-512, llama.cpp's sapphirerapids CPU backend) and stated with a margin.
-// max |delta logit| is relative to the peer's logit scale (the rows' root
-// mean square, about 1 here: synth's output projection keeps unit scale);
-// the mean KL(peer || ours) is in nats.
-// - f32: both engines multiply in float; only summation order differs.
-//   Measured max |d| 3.5e-5, KL 6e-12.
-// - f16: which backend llama.cpp loads decides. sapphirerapids multiplies
-//   in float as for f32 (max |d| 2.6e-5); zen4 (AMD EPYC, 2026-12-02)
-//   rounds the activations to f16 first (ggml's vec_dot_type: 11
-//   significant bits, an eighth of bf16's error), max |d| 0.0045, KL 3.1e-7.
-//   The tolerance holds both. On olmoe that rounding flips one router
-//   near-tie in 200 decode rows (max |d| 0.31, mean KL 1.1e-5), so the KL
-//   bound is bf16's.
-// - bf16: llama.cpp rounds the activations entering each product to bf16
-//   (ggml's vec_dot_type; 8 significant bits, a relative error of up to
-//   2^-9 per element). Measured max |d| 0.038, KL 2e-5.
-// - q8_0, q4_0 (activations to Q8_0 blocks of 32) and the k-quants (Q8_K
-//   blocks of 256): both engines quantize activations to 8 bits, with
-//   different rounding and blocking. Each engine is ~0.12 from the scalar
-//   reference (float activations) on qwen2.5 q8_0, so their difference can
-//   reach twice that. Measured max |d| 0.14 (q4_k_m), KL 2.6e-4.
-struct Tolerance {
-  const char* type;
-  float max_abs_diff;  // times the logit scale
-  double mean_kl;
-};
-constexpr Tolerance kTolerances[] = {
-    {"f32", 2e-4f, 1e-9}, {"f16", 0.02f, 1e-4},   {"bf16", 0.1f, 1e-4},  {"q8_0", 0.25f, 1e-3},
-    {"q4_0", 0.25f, 1e-3}, {"q4_k_m", 0.25f, 1e-3}, {"q6_k", 0.25f, 1e-3},
-};
-
-const Tolerance& tolerance_of(const std::string& type) {
-  for (const Tolerance& t : kTolerances)
-    if (type == t.type) return t;
-  throw std::invalid_argument("no tolerance stated for " + type);
-}
-
-// Pseudo-random ids over the whole vocabulary (splitmix64, so the sequence is
-// the same with every standard library).
-std::vector<std::string> token_ids(uint32_t vocab, uint64_t seed) {
-  std::vector<std::string> ids;
-  uint64_t state = seed;
-  for (size_t i = 0; i < kTokens; ++i) {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    ids.push_back(std::to_string((z ^ (z >> 31)) % vocab));
-  }
-  return ids;
-}
-
-std::string joined(const std::vector<std::string>& ids) {
-  std::string s;
-  for (const auto& id : ids) s += (s.empty() ? "" : " ") + id;
-  return s;
-}
-
-// Both engines keep the KV cache in f32 and llama.cpp computes attention
-// without flash attention, so that only the weights' encoding separates them.
-std::vector<float> our_logits(const std::string& model, const std::vector<std::string>& ids, size_t ubatch,
-                              const std::string& dump) {
-  const CommandResult r = run_synapse({"run", "-m", model, "--tokens", joined(ids), "-n", "0", "--ignore-eos",
-                                       "--ubatch-size", std::to_string(ubatch), "--dump-logits", dump,
-                                       "--cache-type-k", "f32", "--cache-type-v", "f32"},
-                                      /*with_stderr=*/true);  // its timings only matter when it fails
-  EXPECT_EQ(r.exit_code, 0) << "synapse run failed: " << r.out;
-  return read_floats(dump);
-}
-
 // The scalar reference interpreter (the oracle the fused kernels are tested
 // against) on the same ids in one step.
 std::vector<float> oracle_logits(const std::string& model, const std::vector<std::string>& ids,
@@ -162,16 +92,6 @@ std::vector<float> oracle_logits(const std::string& model, const std::vector<std
                                        "--dump-logits", dump, "--cache-type-k", "f32", "--cache-type-v", "f32"},
                                       /*with_stderr=*/true);
   EXPECT_EQ(r.exit_code, 0) << "synapse run --cpu-target reference failed: " << r.out;
-  return read_floats(dump);
-}
-
-std::vector<float> peer_logits(const std::string& model, const std::vector<std::string>& ids, size_t batch,
-                               const std::string& dump) {
-  std::vector<std::string> args = {"logits", model, "--fa", "off", "--kv", "f32", "-t", "1",
-                                   "-b", std::to_string(batch), "--dump", dump};
-  args.insert(args.end(), ids.begin(), ids.end());
-  const CommandResult r = run_peer(args);
-  EXPECT_EQ(r.exit_code, 0) << "synapse-peer logits failed";
   return read_floats(dump);
 }
 
@@ -195,7 +115,7 @@ TEST_P(PeerLogits, TeacherForcedLogitsMatchLlamaCppInPrefillAndDecode) {
   const std::string model = dir.file("m.gguf");
   synth_model(o, model);
   const uint32_t vocab = synth::resolve_shape(o, synth::resolve_arch(o)).n_vocab;
-  const std::vector<std::string> ids = token_ids(vocab, 29);
+  const std::vector<std::string> ids = token_ids(kTokens, vocab, 29);
 
   std::vector<float> oracle;  // the scalar reference's rows, computed when needed
   for (const size_t batch : {kTokens, size_t{1}}) {

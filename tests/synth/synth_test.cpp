@@ -393,6 +393,57 @@ TEST(SynthUsage, BadNamesAndShapesAreUsageErrors) {
   EXPECT_FALSE(std::ifstream(dir.file("bad.gguf")).good());
 }
 
+// The rope.scaling.* keys llama.cpp reads (llama_model::load_hparams):
+// none without keys, and the same bytes for the same options and seed.
+TEST(SynthRopeScaling, WritesTheKeysLlamaCppReads) {
+  test::TempDir dir;
+  SynthOptions o = options("qwen2", "f32");
+  o.n_ctx = 512;
+  o.rope_scaling = {"yarn", 4, 64};
+  const GgufFile yarn = synth_file(dir, o, "yarn.gguf");
+  const GgufMetadata& md = yarn.metadata();
+  EXPECT_EQ(md.get_string("qwen2.rope.scaling.type"), "yarn");
+  EXPECT_EQ(md.get_double("qwen2.rope.scaling.factor"), 4.0);
+  EXPECT_EQ(md.get_int("qwen2.rope.scaling.original_context_length"), 64);
+  EXPECT_EQ(md.get_int("qwen2.context_length"), 512);
+  synth_model(o, dir.file("again.gguf"));
+  EXPECT_EQ(slurp(dir.file("yarn.gguf")), slurp(dir.file("again.gguf")));
+
+  o.rope_scaling = {"linear", 2};
+  const GgufFile linear = synth_file(dir, o, "linear.gguf");
+  EXPECT_EQ(linear.metadata().get_string("qwen2.rope.scaling.type"), "linear");
+  EXPECT_EQ(linear.metadata().get_double("qwen2.rope.scaling.factor"), 2.0);
+  EXPECT_FALSE(linear.metadata().contains("qwen2.rope.scaling.original_context_length"));
+
+  const GgufFile plain = synth_file(dir, options("qwen2", "f32"), "plain.gguf");
+  for (const auto& [key, value] : plain.metadata().entries())
+    EXPECT_EQ(key.find(".rope.scaling."), std::string::npos) << key;
+}
+
+TEST(SynthRopeScaling, OptionsThatDoNotFitAreUsageErrors) {
+  test::TempDir dir;
+  const SynthRopeScaling bad[] = {
+      {"dynamic", 4, 0},  // not a type llama.cpp builds for these architectures
+      {"yarn", 0, 64},    // no factor
+      {"", 4, 0},         // a factor without a type
+      {"none", 4, 0},
+      {"linear", 4, 64},  // an original context without yarn
+  };
+  for (const SynthRopeScaling& r : bad) {
+    SynthOptions o = options("llama", "f32");
+    o.rope_scaling = r;
+    try {
+      synth_model(o, dir.file("bad.gguf"));
+      ADD_FAILURE() << "no error for '" << r.type << "' " << r.factor << " " << r.original_context;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Usage) << e.what();
+    }
+  }
+  SynthOptions o = options("llama", "f32");
+  o.n_ctx = 0;
+  EXPECT_THROW(synth_model(o, dir.file("bad.gguf")), Error);
+}
+
 int run(const std::string& command, std::string* out = nullptr) {
   FILE* p = ::popen(command.c_str(), "r");
   char buf[512];
@@ -416,6 +467,23 @@ TEST(SynthCli, WritesAFileAndReportsBadValuesAsUsage) {
   EXPECT_EQ(run(cli + " synth --arch nope -o " + dir.file("d.gguf") + " 2>&1", &out), 2) << out;
   EXPECT_EQ(run(cli + " synth --preset tiny --type q9 -o " + dir.file("d.gguf") + " 2>&1"), 2);
   EXPECT_EQ(run(cli + " synth --preset tiny 2>&1"), 2);  // -o is required
+}
+
+TEST(SynthCli, RopeScalingFlagsWriteTheKeys) {
+  test::TempDir dir;
+  const std::string cli = SYNAPSE_CLI_PATH;
+  std::string out;
+  ASSERT_EQ(run(cli + " synth --arch llama --n-layer 1 --n-ctx 256 --rope-scaling yarn --rope-scale 4 " +
+                    "--rope-orig-ctx 64 -o " + dir.file("y.gguf") + " 2>&1",
+                &out),
+            0)
+      << out;
+  const GgufFile f = GgufFile::open(dir.file("y.gguf"));
+  EXPECT_EQ(f.metadata().get_string("llama.rope.scaling.type"), "yarn");
+  EXPECT_EQ(f.metadata().get_double("llama.rope.scaling.factor"), 4.0);
+  EXPECT_EQ(f.metadata().get_int("llama.rope.scaling.original_context_length"), 64);
+  EXPECT_EQ(f.metadata().get_int("llama.context_length"), 256);
+  EXPECT_EQ(run(cli + " synth --rope-scaling yarn -o " + dir.file("n.gguf") + " 2>&1", &out), 2) << out;
 }
 
 }  // namespace
