@@ -1,11 +1,13 @@
-// bench FILE --pp 512 --tg 128 -t T -r R: throughput measured the way
-// llama-bench does it, so numbers compare with published llama-bench runs.
-//   pp<N>: N random token ids decoded as one batch (one ubatch) into an empty
-//          context; t/s = N / time.
+// bench FILE --pp 512 --tg 128 [-d D] -t T -r R: throughput measured the
+// way llama-bench does it, so numbers compare with published llama-bench runs.
+//   pp<N>: N random token ids decoded in batches of --ubatch (llama-bench's
+//          n_ubatch, 512) into an empty context; t/s = N / time.
 //   tg<N>: N single-token decodes of random ids from an empty context.
-// Each test has its own context (n_ctx = the test's tokens, as llama-bench),
-// one untimed warm-up run, then R timed repetitions, each starting from a
-// cleared memory. Token ids come from a fixed seed. One JSON line per test.
+// With a depth D (llama-bench's -d) each run first decodes D tokens,
+// untimed, and the test follows them. Each test has its own context (n_ctx =
+// the depth and the test's tokens, as llama-bench), one untimed warm-up
+// run, then R timed repetitions, each starting from a cleared memory. Token
+// ids come from a fixed seed. One JSON line per test.
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -30,6 +32,8 @@ struct BenchArgs {
   std::string model;
   uint32_t pp = 512;
   uint32_t tg = 128;
+  uint32_t depth = 0;
+  uint32_t ubatch = kDefaultBatch;
   int32_t threads = 1;
   AttentionOptions attention;
   int32_t reps = 5;
@@ -46,18 +50,33 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-double time_prompt(LlamaSession& session, const std::vector<llama_token>& tokens) {
+// Decodes `tokens` from position `first` in batches the session takes.
+void decode_prompt(LlamaSession& session, std::span<const llama_token> tokens, llama_pos first) {
+  for (size_t i = 0; i < tokens.size(); i += session.n_batch()) {
+    const size_t count = std::min<size_t>(session.n_batch(), tokens.size() - i);
+    session.decode(tokens.subspan(i, count), first + static_cast<llama_pos>(i), /*all_logits=*/false);
+  }
+}
+
+// Clears the memory and decodes the depth's tokens (untimed).
+void fill_context(LlamaSession& session, std::span<const llama_token> depth) {
   session.clear_memory();
+  decode_prompt(session, depth, 0);
+}
+
+double time_prompt(LlamaSession& session, std::span<const llama_token> depth, std::span<const llama_token> tokens) {
+  fill_context(session, depth);
   const auto start = std::chrono::steady_clock::now();
-  session.decode(tokens, 0, /*all_logits=*/false);
+  decode_prompt(session, tokens, static_cast<llama_pos>(depth.size()));
   return seconds_since(start);
 }
 
-double time_generation(LlamaSession& session, const std::vector<llama_token>& tokens) {
-  session.clear_memory();
+double time_generation(LlamaSession& session, std::span<const llama_token> depth,
+                       std::span<const llama_token> tokens) {
+  fill_context(session, depth);
   const auto start = std::chrono::steady_clock::now();
   for (size_t i = 0; i < tokens.size(); ++i) {
-    session.decode(std::span(&tokens[i], 1), static_cast<llama_pos>(i), /*all_logits=*/false);
+    session.decode(tokens.subspan(i, 1), static_cast<llama_pos>(depth.size() + i), /*all_logits=*/false);
   }
   return seconds_since(start);
 }
@@ -70,11 +89,14 @@ double median(std::vector<double> values) {
 
 void report(const BenchArgs& args, const char* kind, uint32_t n_prompt, uint32_t n_gen,
             const std::vector<double>& tps) {
+  std::string test = std::string(kind) + std::to_string(n_prompt + n_gen);
+  if (args.depth > 0) test += " @ d" + std::to_string(args.depth);
   const nlohmann::json line = {
-      {"test", std::string(kind) + std::to_string(n_prompt + n_gen)},
+      {"test", test},
       {"model", args.model},
       {"n_prompt", n_prompt},
       {"n_gen", n_gen},
+      {"n_depth", args.depth},
       {"n_threads", args.threads},
       {"reps", args.reps},
       {"tps", tps},
@@ -89,30 +111,31 @@ int run_bench(const BenchArgs& args, const PeerOptions& options) {
   const LlamaApi api = start_peer(options);
   const LlamaModel model(api, args.model);
 
+  // The depth's tokens, then the test's, as synapse bench draws them.
+  const std::vector<llama_token> ids = random_tokens(args.depth + std::max(args.pp, args.tg), model.n_vocab());
+  const std::span<const llama_token> depth = std::span(ids).first(args.depth);
   if (args.pp > 0) {
     LlamaSession session(api, model,
-                         {.n_ctx = args.pp,
-                          .n_batch = args.pp,
+                         {.n_ctx = args.depth + args.pp,
+                          .n_batch = std::min(args.ubatch, std::max(args.pp, args.depth)),
                           .n_threads = args.threads,
                           .attention = args.attention});
-    const std::vector<llama_token> tokens = random_tokens(args.pp, model.n_vocab());
-    time_prompt(session, tokens);  // warm-up
+    const std::span<const llama_token> tokens = std::span(ids).subspan(args.depth, args.pp);
+    time_prompt(session, depth, tokens);  // warm-up
     std::vector<double> tps;
-    for (int32_t r = 0; r < args.reps; ++r) tps.push_back(args.pp / time_prompt(session, tokens));
+    for (int32_t r = 0; r < args.reps; ++r) tps.push_back(args.pp / time_prompt(session, depth, tokens));
     report(args, "pp", args.pp, 0, tps);
   }
   if (args.tg > 0) {
     LlamaSession session(api, model,
-                         {.n_ctx = args.tg,
+                         {.n_ctx = args.depth + args.tg,
                           .n_batch = kDefaultBatch,
                           .n_threads = args.threads,
                           .attention = args.attention});
-    const std::vector<llama_token> tokens = random_tokens(args.tg, model.n_vocab());
-    time_generation(session, {tokens.front()});  // warm-up: one token, as llama-bench
+    const std::span<const llama_token> tokens = std::span(ids).subspan(args.depth, args.tg);
+    time_generation(session, depth, tokens.first(1));  // warm-up: one token, as llama-bench
     std::vector<double> tps;
-    for (int32_t r = 0; r < args.reps; ++r) {
-      tps.push_back(args.tg / time_generation(session, tokens));
-    }
+    for (int32_t r = 0; r < args.reps; ++r) tps.push_back(args.tg / time_generation(session, depth, tokens));
     report(args, "tg", 0, args.tg, tps);
   }
   return kExitOk;
@@ -125,6 +148,9 @@ Action setup_bench(CLI::App& sub, const PeerOptions& options) {
   sub.add_option("file", args->model, "GGUF model")->required();
   sub.add_option("--pp", args->pp, "prompt length of the pp test, 0 to skip (default 512)");
   sub.add_option("--tg", args->tg, "generated tokens of the tg test, 0 to skip (default 128)");
+  sub.add_option("-d,--depth", args->depth, "tokens in the context before each test, decoded untimed (default 0)");
+  sub.add_option("--ubatch", args->ubatch, "most tokens per decode of a prompt (default 512, llama-bench's n_ubatch)")
+      ->check(CLI::PositiveNumber);
   add_attention_flags(sub, args->attention);
   sub.add_option("-t,--threads", args->threads, "threads (default 1)")->check(CLI::Range(1, 1024));
   sub.add_option("-r,--reps", args->reps, "timed repetitions (default 5)")

@@ -51,7 +51,7 @@ std::string model_file(const json& value, const std::string& field) {
 
 void parse_row(const json& row, const std::string& where, std::vector<BenchCase>& cases) {
   if (!row.is_object()) throw PlanError(where, "expected an object");
-  require_known_keys(row, where, {"model", "threads", "pp", "tg", "target"});
+  require_known_keys(row, where, {"model", "threads", "pp", "tg", "depth", "target"});
   if (!row.contains("model")) throw PlanError(where + ".model", "missing");
   const std::vector<std::string> models = one_or_list<std::string>(row["model"], where + ".model", model_file);
   const std::vector<int> threads =
@@ -63,6 +63,7 @@ void parse_row(const json& row, const std::string& where, std::vector<BenchCase>
   if (row.contains("pp")) base.n_prompt = positive_int(row["pp"], where + ".pp", 0);
   if (row.contains("tg")) base.n_gen = positive_int(row["tg"], where + ".tg", 0);
   if (base.n_prompt == 0 && base.n_gen == 0) throw PlanError(where, "no test: give \"pp\" or \"tg\" above 0");
+  if (row.contains("depth")) base.n_depth = positive_int(row["depth"], where + ".depth", 0);
   if (row.contains("target")) {
     if (!row["target"].is_number() || row["target"].get<double>() <= 0) {
       throw PlanError(where + ".target", "expected a ratio above 0");
@@ -82,9 +83,10 @@ void parse_row(const json& row, const std::string& where, std::vector<BenchCase>
 }  // namespace
 
 std::vector<std::string> BenchCase::tests() const {
+  const std::string at_depth = n_depth > 0 ? " @ d" + std::to_string(n_depth) : "";
   std::vector<std::string> names;
-  if (n_prompt > 0) names.push_back("pp" + std::to_string(n_prompt));
-  if (n_gen > 0) names.push_back("tg" + std::to_string(n_gen));
+  if (n_prompt > 0) names.push_back("pp" + std::to_string(n_prompt) + at_depth);
+  if (n_gen > 0) names.push_back("tg" + std::to_string(n_gen) + at_depth);
   return names;
 }
 

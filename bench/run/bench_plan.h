@@ -3,7 +3,8 @@
 // JSON object (see bench/README.md, "bench/run"):
 //   {"rounds": 10, "seed": 1, "membw_size": "1G", "keep_going": false,
 //    "wrap": ["cmd", "arg"], "engine_args": {"synapse": [...], "llama.cpp": [...]},
-//    "rows": [{"model": "a.gguf" | [...], "threads": 1 | [...], "pp": 512, "tg": 128, "target": 1.0}]}
+//    "rows": [{"model": "a.gguf" | [...], "threads": 1 | [...], "pp": 512, "tg": 128, "depth": 0,
+//              "target": 1.0}]}
 // Each entry of "rows" stands for every model × threads pair it names.
 #pragma once
 
@@ -33,9 +34,10 @@ struct BenchCase {
   int threads = 1;
   int n_prompt = 0;     // the ppN test, 0 for none
   int n_gen = 0;        // the tgN test, 0 for none
+  int n_depth = 0;      // tokens in the context before each test (llama-bench's -d)
   double target = 1.0;  // the ratio synapse / llama.cpp a win must exceed
 
-  // "pp512", "tg128": the tests this case runs, pp first.
+  // "pp512", "tg128", "tg128 @ d8192": the tests this case runs, pp first.
   std::vector<std::string> tests() const;
 };
 

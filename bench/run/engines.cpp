@@ -17,14 +17,15 @@ BuildPrograms::BuildPrograms(const std::string& build_dir)
 std::vector<std::string> engine_command(Engine engine, const BuildPrograms& programs, const BenchCase& c,
                                         const Plan& plan) {
   std::vector<std::string> command = plan.wrap;
-  const std::string pp = std::to_string(c.n_prompt), tg = std::to_string(c.n_gen), t = std::to_string(c.threads);
+  const std::string pp = std::to_string(c.n_prompt), tg = std::to_string(c.n_gen), t = std::to_string(c.threads),
+                    d = std::to_string(c.n_depth);
   const std::vector<std::string>* extra = nullptr;
   if (engine == Engine::Synapse) {
     command.insert(command.end(),
-                   {programs.synapse, "bench", "-m", c.model, "-p", pp, "-n", tg, "-t", t, "-r", "1", "-o", "jsonl"});
+                   {programs.synapse, "bench", "-m", c.model, "-p", pp, "-n", tg, "-d", d, "-t", t, "-r", "1", "-o", "jsonl"});
     extra = &plan.synapse_args;
   } else {
-    command.insert(command.end(), {programs.peer, "bench", c.model, "--pp", pp, "--tg", tg, "-t", t, "-r", "1"});
+    command.insert(command.end(), {programs.peer, "bench", c.model, "--pp", pp, "--tg", tg, "-d", d, "-t", t, "-r", "1"});
     extra = &plan.peer_args;
   }
   command.insert(command.end(), extra->begin(), extra->end());
@@ -33,11 +34,13 @@ std::vector<std::string> engine_command(Engine engine, const BuildPrograms& prog
 
 namespace {
 
-// synapse bench -o jsonl: llama-bench's fields; the test is named by n_prompt / n_gen.
+// synapse bench -o jsonl: llama-bench's fields; the test is named by
+// n_prompt / n_gen and n_depth.
 TestRate synapse_rate(const nlohmann::json& line) {
-  const int n_prompt = line.at("n_prompt").get<int>();
-  TestRate rate{n_prompt > 0 ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(line.at("n_gen").get<int>()),
-                line.at("avg_ts").get<double>()};
+  const int n_prompt = line.at("n_prompt").get<int>(), n_depth = line.value("n_depth", 0);
+  std::string test = n_prompt > 0 ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(line.at("n_gen").get<int>());
+  if (n_depth > 0) test += " @ d" + std::to_string(n_depth);
+  TestRate rate{test, line.at("avg_ts").get<double>()};
   if (n_prompt == 0) rate.decode_weight_bytes = line.value("decode_weight_bytes", uint64_t{0});
   return rate;
 }

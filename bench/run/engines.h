@@ -1,7 +1,7 @@
 // The two engines synapse-bench-run compares: how each is invoked for one
 // timed repetition of a case's tests, and how its output is read.
-//   synapse:   BUILD/synapse bench -m FILE -p N -n N -t T -r 1 -o jsonl ARGS
-//   llama.cpp: BUILD/bench/peer/synapse-peer bench FILE --pp N --tg N -t T -r 1 ARGS
+//   synapse:   BUILD/synapse bench -m FILE -p N -n N -d D -t T -r 1 -o jsonl ARGS
+//   llama.cpp: BUILD/bench/peer/synapse-peer bench FILE --pp N --tg N -d D -t T -r 1 ARGS
 #pragma once
 
 #include <array>
@@ -33,7 +33,7 @@ std::vector<std::string> engine_command(Engine engine, const BuildPrograms& prog
 
 // One test's throughput from one run.
 struct TestRate {
-  std::string test;  // "pp512", "tg128"
+  std::string test;  // "pp512", "tg128", "tg128 @ d8192"
   double tps = 0;
   uint64_t decode_weight_bytes = 0;  // synapse's tg tests only: weight bytes one decode step reads
 };

@@ -157,7 +157,7 @@ int run_main(int argc, char** argv) {
   std::string plan_file, build_dir = own_build_dir(), out_dir, wrap, synapse_args, peer_args, membw_size;
   std::vector<std::string> models;
   std::vector<int> threads{1};
-  int n_prompt = 512, n_gen = 128, rounds = 0;
+  int n_prompt = 512, n_gen = 128, n_depth = 0, rounds = 0;
   uint64_t seed = 0;
   double target = 1.0;
   bool keep_going = false;
@@ -167,6 +167,8 @@ int run_main(int argc, char** argv) {
       app.add_option("-p,--n-prompt", n_prompt, "prompt length of the pp test, 0 skips")->capture_default_str();
   auto* gen_opt =
       app.add_option("-n,--n-gen", n_gen, "generated tokens of the tg test, 0 skips")->capture_default_str();
+  auto* depth_opt =
+      app.add_option("-d,--n-depth", n_depth, "tokens in the context before each test, untimed")->capture_default_str();
   auto* threads_opt = app.add_option("-t,--threads", threads, "thread counts, comma list")->delimiter(',');
   auto* target_opt = app.add_option("--target", target, "the ratio a win must exceed (default 1)");
   auto* rounds_opt = app.add_option("-k,--rounds", rounds, "paired rounds (default 10)");
@@ -190,7 +192,9 @@ int run_main(int argc, char** argv) {
   report.command = shell_line(args);
   try {
     const bool row_flags =
-        model_opt->count() + prompt_opt->count() + gen_opt->count() + threads_opt->count() + target_opt->count() > 0;
+        model_opt->count() + prompt_opt->count() + gen_opt->count() + depth_opt->count() + threads_opt->count() +
+            target_opt->count() >
+        0;
     if (!plan_file.empty() && row_flags)
       throw PlanError("(flags)", "give a plan file or -m/-p/-n/-t/--target, not both");
     if (plan_file.empty() && models.empty()) throw PlanError("(flags)", "give a plan file or -m FILE");
@@ -199,7 +203,12 @@ int run_main(int argc, char** argv) {
       plan = read_plan_file(plan_file);
     } else {
       plan = {
-          {"rows", {{{"model", models}, {"threads", threads}, {"pp", n_prompt}, {"tg", n_gen}, {"target", target}}}}};
+          {"rows", {{{"model", models},
+            {"threads", threads},
+            {"pp", n_prompt},
+            {"tg", n_gen},
+            {"depth", n_depth},
+            {"target", target}}}}};
     }
     if (!plan.is_object()) throw PlanError("(plan)", "expected a JSON object");
     if (rounds_opt->count()) plan["rounds"] = rounds;

@@ -21,6 +21,7 @@ struct BenchFlags {
   std::string model;
   std::vector<uint32_t> prompts{512};
   std::vector<uint32_t> gens{128};
+  std::vector<uint32_t> depths{0};
   KernelFlags kernels;
   MemoryFlags memory;
   int32_t reps = 5;
@@ -29,15 +30,16 @@ struct BenchFlags {
 };
 
 int bench(const BenchFlags& f) {
-  const std::vector<BenchTest> tests = bench_tests(f.prompts, f.gens);
+  const std::vector<BenchTest> tests = bench_tests(f.prompts, f.gens, f.depths);
   if (tests.empty()) throw Error(ErrorKind::Usage, "nothing to run: -p and -n are both 0");
 
-  // One context holds the longest test; each test starts from an empty one.
-  // Steps take at most the longest prompt (at least one token).
+  // One context holds the longest test and its depth; each test starts
+  // from an empty one. Steps take at most the longest prompt or depth (at
+  // least one token).
   uint32_t max_ctx = 0, longest_prompt = 1;
   for (const auto& t : tests) {
-    max_ctx = std::max(max_ctx, t.tokens());
-    longest_prompt = std::max(longest_prompt, t.n_prompt);
+    max_ctx = std::max(max_ctx, t.context());
+    longest_prompt = std::max({longest_prompt, t.n_prompt, t.n_depth});
   }
   const std::string path = model_file_path(f.model);
   const Model model = load_model(path, LoadOptions{.max_ctx = max_ctx, .chunk = std::min(f.ubatch, longest_prompt)});
@@ -78,6 +80,10 @@ Register reg{{"bench", "Measure prompt and generation throughput, llama-bench st
                 app.add_option("-n,--n-gen", f->gens, "generated tokens of the tg tests, comma list; 0 skips")
                     ->delimiter(',')
                     ->capture_default_str();
+                app.add_option("-d,--n-depth", f->depths,
+                               "tokens already in the context when each test runs (filled untimed), comma list")
+                    ->delimiter(',')
+                    ->capture_default_str();
                 add_kernel_flags(app, f->kernels);
                 add_memory_flags(app, f->memory);
                 app.add_option("-r,--repetitions", f->reps, "timed repetitions per test")
@@ -93,6 +99,7 @@ Register reg{{"bench", "Measure prompt and generation throughput, llama-bench st
                     "\nExamples:\n"
                     "  synapse bench -m model.gguf                        # pp512 and tg128, as llama-bench\n"
                     "  synapse bench -m model.gguf -p 64,512 -n 32 -r 3 -t 4 -o json\n"
+                    "  synapse bench -m model.gguf -p 0 -n 32 -d 8192,32768   # decode deep in the context\n"
                     "  build/bench/peer/synapse-peer bench model.gguf --pp 512 --tg 128 -r 3  # llama.cpp\n");
                 return [f] { return bench(*f); };
               }}};

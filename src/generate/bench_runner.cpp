@@ -67,15 +67,21 @@ uint64_t elapsed_ns(std::chrono::steady_clock::time_point start) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
 }
 
-uint64_t time_prompt(exec::Session& session, std::span<const int32_t> tokens) {
+// Empties the session, then evaluates the depth's tokens (untimed).
+void fill_context(exec::Session& session, std::span<const int32_t> depth) {
   session.reset();
+  if (!depth.empty()) session.eval(depth);
+}
+
+uint64_t time_prompt(exec::Session& session, std::span<const int32_t> depth, std::span<const int32_t> tokens) {
+  fill_context(session, depth);
   const auto start = std::chrono::steady_clock::now();
   session.eval(tokens);
   return elapsed_ns(start);
 }
 
-uint64_t time_generation(exec::Session& session, std::span<const int32_t> tokens) {
-  session.reset();
+uint64_t time_generation(exec::Session& session, std::span<const int32_t> depth, std::span<const int32_t> tokens) {
+  fill_context(session, depth);
   const auto start = std::chrono::steady_clock::now();
   for (size_t i = 0; i < tokens.size(); ++i) session.eval(tokens.subspan(i, 1));
   return elapsed_ns(start);
@@ -84,15 +90,19 @@ uint64_t time_generation(exec::Session& session, std::span<const int32_t> tokens
 }  // namespace
 
 std::string BenchTest::name() const {
-  return n_prompt > 0 ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen);
+  const std::string test = n_prompt > 0 ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen);
+  return n_depth > 0 ? test + " @ d" + std::to_string(n_depth) : test;
 }
 
-std::vector<BenchTest> bench_tests(const std::vector<uint32_t>& prompts, const std::vector<uint32_t>& gens) {
+std::vector<BenchTest> bench_tests(const std::vector<uint32_t>& prompts, const std::vector<uint32_t>& gens,
+                                   const std::vector<uint32_t>& depths) {
   std::vector<BenchTest> tests;
   for (uint32_t p : prompts)
-    if (p > 0) tests.push_back({.n_prompt = p});
+    for (uint32_t d : depths)
+      if (p > 0) tests.push_back({.n_prompt = p, .n_depth = d});
   for (uint32_t n : gens)
-    if (n > 0) tests.push_back({.n_gen = n});
+    for (uint32_t d : depths)
+      if (n > 0) tests.push_back({.n_gen = n, .n_depth = d});
   return tests;
 }
 
@@ -149,15 +159,18 @@ std::vector<int32_t> bench_tokens(uint32_t n, uint32_t vocab) {
 }
 
 BenchResult run_bench_test(exec::Session& session, const BenchTest& test, int reps) {
-  const std::vector<int32_t> tokens = bench_tokens(test.tokens(), static_cast<uint32_t>(session.vocab()));
+  // The depth's tokens, then the test's.
+  const std::vector<int32_t> ids = bench_tokens(test.context(), static_cast<uint32_t>(session.vocab()));
+  const std::span<const int32_t> depth = std::span(ids).first(test.n_depth);
+  const std::span<const int32_t> tokens = std::span(ids).subspan(test.n_depth);
   BenchResult result;
   result.test = test;
   if (test.n_prompt > 0) {
-    time_prompt(session, tokens);  // warm-up
-    for (int r = 0; r < reps; ++r) result.samples_ns.push_back(time_prompt(session, tokens));
+    time_prompt(session, depth, tokens);  // warm-up
+    for (int r = 0; r < reps; ++r) result.samples_ns.push_back(time_prompt(session, depth, tokens));
   } else {
-    time_generation(session, std::span(tokens).first(1));  // warm-up: one token, as llama-bench
-    for (int r = 0; r < reps; ++r) result.samples_ns.push_back(time_generation(session, tokens));
+    time_generation(session, depth, tokens.first(1));  // warm-up: one token, as llama-bench
+    for (int r = 0; r < reps; ++r) result.samples_ns.push_back(time_generation(session, depth, tokens));
   }
   session.reset();
   return result;
@@ -190,6 +203,7 @@ nlohmann::json bench_json(const BenchModel& model, int threads, const BenchResul
       {"n_threads", threads},
       {"n_prompt", r.test.n_prompt},
       {"n_gen", r.test.n_gen},
+      {"n_depth", r.test.n_depth},
       {"avg_ns", static_cast<uint64_t>(std::llround(r.avg_ns()))},
       {"stddev_ns", static_cast<uint64_t>(std::llround(r.stddev_ns()))},
       {"avg_ts", r.avg_ts()},

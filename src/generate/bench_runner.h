@@ -3,6 +3,8 @@
 //   pp<N>: N random token ids evaluated in one call from an empty context;
 //          t/s = N / time.
 //   tg<N>: N single-token evaluations from an empty context.
+// With a depth D (llama-bench's -d, "pp512 @ d4096"), each run first fills
+// the context with D tokens, untimed, and the test runs after them.
 // One untimed warm-up run per test, then R timed repetitions, the session
 // reset before each. Token ids come from a fixed seed.
 #pragma once
@@ -22,14 +24,17 @@ namespace synapse {
 struct BenchTest {
   uint32_t n_prompt = 0;
   uint32_t n_gen = 0;
+  uint32_t n_depth = 0;  // tokens in the context before the test
 
-  std::string name() const;  // "pp512", "tg128"
-  uint32_t tokens() const { return n_prompt + n_gen; }
+  std::string name() const;  // "pp512", "tg128", "tg128 @ d4096"
+  uint32_t tokens() const { return n_prompt + n_gen; }  // timed
+  uint32_t context() const { return n_depth + tokens(); }
 };
 
-// The pp tests for `prompts` then the tg tests for `gens`, skipping zeros.
-std::vector<BenchTest> bench_tests(const std::vector<uint32_t>& prompts,
-                                   const std::vector<uint32_t>& gens);
+// The pp tests for `prompts` then the tg tests for `gens`, skipping zeros,
+// each at every depth of `depths`.
+std::vector<BenchTest> bench_tests(const std::vector<uint32_t>& prompts, const std::vector<uint32_t>& gens,
+                                   const std::vector<uint32_t>& depths = {0});
 
 struct BenchResult {
   BenchTest test;

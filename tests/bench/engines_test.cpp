@@ -21,11 +21,23 @@ TEST(BenchRunEngines, CommandsRunOneRepetitionAfterTheWrap) {
   plan.peer_args = {"--fa", "off"};
   const BuildPrograms programs("b");
   EXPECT_EQ(engine_command(Engine::Synapse, programs, tiny_case(), plan),
-            (std::vector<std::string>{"nice", "b/synapse", "bench", "-m", "m.gguf", "-p", "16", "-n", "8", "-t", "2",
-                                      "-r", "1", "-o", "jsonl"}));
+            (std::vector<std::string>{"nice", "b/synapse", "bench", "-m", "m.gguf", "-p", "16", "-n", "8", "-d", "0",
+                                      "-t", "2", "-r", "1", "-o", "jsonl"}));
   EXPECT_EQ(engine_command(Engine::LlamaCpp, programs, tiny_case(), plan),
             (std::vector<std::string>{"nice", "b/bench/peer/synapse-peer", "bench", "m.gguf", "--pp", "16", "--tg", "8",
-                                      "-t", "2", "-r", "1", "--fa", "off"}));
+                                      "-d", "0", "-t", "2", "-r", "1", "--fa", "off"}));
+}
+
+TEST(BenchRunEngines, ADepthNamesTheTestsAsLlamaBenchDoes) {
+  BenchCase c = tiny_case();
+  c.n_depth = 4096;
+  EXPECT_EQ(c.tests(), (std::vector<std::string>{"pp16 @ d4096", "tg8 @ d4096"}));
+  const std::vector<TestRate> rates = parse_engine_output(
+      Engine::Synapse,
+      "{\"avg_ts\":10,\"n_gen\":0,\"n_prompt\":16,\"n_depth\":4096}\n"
+      "{\"avg_ts\":5,\"n_gen\":8,\"n_prompt\":0,\"n_depth\":4096}\n",
+      c);
+  EXPECT_EQ(rates[1].test, "tg8 @ d4096");
 }
 
 TEST(BenchRunEngines, ReadsEachEnginesLines) {

@@ -63,6 +63,16 @@ TEST_F(CliBench, JsonLinesAndZeroSkipsATest) {
   EXPECT_EQ(j["n_prompt"], 0);
 }
 
+TEST_F(CliBench, DepthsRunEveryTestAfterThatManyTokens) {
+  const auto r = test::run_synapse({"bench", "-m", path_, "-p", "8", "-n", "4", "-d", "0,32", "-r", "1", "-t", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const char* test : {" pp8 |", " pp8 @ d32 |", " tg4 |", " tg4 @ d32 |"})
+    EXPECT_NE(r.out.find(test), std::string::npos) << test << "\n" << r.out;
+  const auto lines = test::run_synapse({"bench", "-m", path_, "-p", "0", "-n", "4", "-d", "32", "-r", "1", "-o", "jsonl"});
+  ASSERT_EQ(lines.exit_code, 0) << lines.out;
+  EXPECT_EQ(nlohmann::json::parse(lines.out)["n_depth"], 32);
+}
+
 TEST_F(CliBench, BadFlagsAreUsageErrors) {
   const std::vector<std::vector<std::string>> cases = {
       {"bench"},                                    // no model
