@@ -49,12 +49,13 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER=clang++ -DSYNAPSE_SANITIZE=ON -DSYNAPSE_FUZZ=ON -DSYNAPSE_WERROR=ON >/dev/null
 ninja -C build-asan -j "$jobs" synapse synapse_tests fuzz_gguf fuzz_tokenizer fuzz_chat_template fuzz_request
 # Everything but the large llama.cpp load matrix (its files are big and the
-# peer is not instrumented anyway). Full malloc stacks let the suppression
+# peer is not instrumented anyway) and the perplexity comparisons with
+# llama.cpp (numerics; their code paths run in the eval tests). Full malloc stacks let the suppression
 # name the one libstdc++ function it covers.
 # One process per core, each a shard of the tests (most tests use one core).
 ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=tests/lsan.supp \
   bash scripts/run_gtest_shards.sh "$jobs" build-asan/shards ./build-asan/tests/synapse_tests --gtest_brief=1 \
-  --gtest_filter='-SynthPeer*:CliInspect.JsonTotals*:*PeerLogits*:FullMatrix*'
+  --gtest_filter='-SynthPeer*:CliInspect.JsonTotals*:*PeerLogits*:FullMatrix*:*PerplexityCliStories*:PerplexityCli.KlDivergence*'
 
 # The fuzzers, and the instruction-set objects' symbol check on clang's objects.
 ctest --test-dir build-asan --output-on-failure -L 'fuzz|symbols'
