@@ -50,8 +50,8 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 ninja -C build-asan -j "$jobs" synapse synapse_tests fuzz_gguf fuzz_tokenizer fuzz_chat_template fuzz_request
 # Everything but the large llama.cpp load matrix (its files are big and the
 # peer is not instrumented anyway) and the perplexity comparisons with
-# llama.cpp (numerics; their code paths run in the eval tests). Full malloc stacks let the suppression
-# name the one libstdc++ function it covers.
+# llama.cpp (numerics; their code paths run in the eval tests). Full malloc
+# stacks let the suppression name the one libstdc++ function it covers.
 # One process per core, each a shard of the tests (most tests use one core).
 ASAN_OPTIONS=detect_leaks=1:fast_unwind_on_malloc=0 LSAN_OPTIONS=suppressions=tests/lsan.supp \
   bash scripts/run_gtest_shards.sh "$jobs" build-asan/shards ./build-asan/tests/synapse_tests --gtest_brief=1 \
