@@ -1,57 +1,167 @@
 #include "kernels/cpu/attention.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
+#include <string>
 
-#include "kernels/cpu/vector_ops.h"
+#include "kernels/cpu/attention_tile.h"
+#include "synapse/error.h"
 
 namespace synapse::cpu {
 namespace {
 
-constexpr int64_t kKeyBlock = 64;
+// Floats of a task's stack workspace: the queries and states of its tiles
+// and one scratch (TileLayout), for any head_dim up to kMaxAttentionHeadDim.
+constexpr int64_t kWorkspaceFloats = 96 * 1024;
+// Floats of the caller's stack buffer for chunk states when chunks are
+// computed by separate tasks.
+constexpr int64_t kSplitFloats = 64 * 1024;
 
-// The primitives reading keys and values in their encodings.
-struct StateOps {
-  VectorOps keys;
-  VectorOps values;
+// How the queries of a call are cut into tiles: tiles_per_kv tiles of
+// tile_queries queries for each kv head, tile index = kv head + kv_heads * n
+// (so consecutive indices are the kv heads of the same queries).
+struct TilePlan {
+  const float* q;
+  const int32_t* positions;
+  int64_t tokens;
+  const ref::StateRows* k;
+  const ref::StateRows* v;
+  ref::AttentionShape shape;
+  int64_t lanes;
+  int64_t tile_queries;
+  int64_t tiles_per_kv;
+
+  int64_t tiles() const { return shape.kv_heads * tiles_per_kv; }
+  // The buffers of the tile with the most queries.
+  TileLayout widest() const {
+    const int64_t queries = std::min(tile_queries, tokens * (shape.heads / shape.kv_heads));
+    return {lanes, (queries + lanes - 1) / lanes, shape.head_dim};
+  }
+
+  AttentionTile tile(int64_t index) const {
+    AttentionTile t{q, positions, k, v, shape};
+    t.kv_head = index % shape.kv_heads;
+    t.first = index / shape.kv_heads * tile_queries;
+    t.count = std::min(tile_queries, tokens * t.group() - t.first);
+    t.min_last = t.count < tile_layout(t, lanes).vectors * lanes ? -1 : t.last_key(t.first);
+    for (int64_t i = t.first; i < t.first + t.count; ++i) {
+      t.min_last = std::min(t.min_last, t.last_key(i));
+      t.max_last = std::max(t.max_last, t.last_key(i));
+    }
+    return t;
+  }
 };
 
-// out = softmax(q . k_j * scale) weighted sum of v_j over visible j <= last;
-// the kv head's elements start at byte k_offset / v_offset of a row.
-void attend(const StateOps& ops, const float* q, int64_t last, const ref::StateRows& k, const ref::StateRows& v,
-            uint64_t k_offset, uint64_t v_offset, const ref::AttentionShape& shape, float* out) {
-  float acc[kMaxAttentionHeadDim];
-  float scores[kKeyBlock];
-  std::fill(acc, acc + shape.head_dim, 0.0f);
-  float max_score = -std::numeric_limits<float>::infinity();
-  float total = 0.0f;
-  for (int64_t j0 = 0; j0 <= last; j0 += kKeyBlock) {
-    const int64_t count = std::min(kKeyBlock, last + 1 - j0);
-    float block_max = -std::numeric_limits<float>::infinity();
-    for (int64_t i = 0; i < count; ++i) {
-      const int64_t j = j0 + i;
-      scores[i] = k.has(j) ? ops.keys.dot(q, k.row(j) + k_offset, shape.head_dim) * shape.scale
-                           : -std::numeric_limits<float>::infinity();
-      block_max = std::max(block_max, scores[i]);
-    }
-    if (block_max == -std::numeric_limits<float>::infinity()) continue;  // all holes
-    if (block_max > max_score) {
-      // Earlier terms were weighted against the old max: rescale them.
-      const float rescale = std::exp(max_score - block_max);
-      ops.values.scale(rescale, acc, shape.head_dim);
-      total *= rescale;
-      max_score = block_max;
-    }
-    for (int64_t i = 0; i < count; ++i) {
-      if (scores[i] == -std::numeric_limits<float>::infinity()) continue;
-      const float weight = std::exp(scores[i] - max_score);
-      total += weight;
-      ops.values.axpy(weight, v.row(j0 + i) + v_offset, acc, shape.head_dim);
+// Chunks holding a tile's visible keys.
+int64_t chunks_of(const AttentionTile& tile) { return tile.max_last < 0 ? 0 : tile.max_last / kChunkKeys + 1; }
+
+// Keys of the block at j0 of chunk c that reads keys up to `last` (0 past
+// the chunk or `last`).
+int64_t block_keys(int64_t c, int64_t j0, int64_t last) {
+  return std::max<int64_t>(0, std::min({kKeyBlock, (c + 1) * kChunkKeys - j0, last + 1 - j0}));
+}
+
+// Asks for kv heads [kv_begin, kv_end) of the key and value rows of the
+// block at j0 ahead of their use: a head is a short piece of each row, one
+// row apart, which the hardware prefetchers do not follow across pages.
+void prefetch_block(const TilePlan& plan, int64_t j0, int64_t n, int64_t kv_begin, int64_t kv_end) {
+  constexpr uint64_t kLine = 64;
+  for (const ref::StateRows* rows : {plan.k, plan.v}) {
+    const uint64_t head = row_bytes(rows->encoding, static_cast<uint64_t>(plan.shape.head_dim));
+    for (int64_t j = j0; j < j0 + n; ++j) {
+      if (!plan.k->has(j)) continue;
+      const uint8_t* row = rows->row(j);
+      for (uint64_t b = kv_begin * head; b < kv_end * head; b += kLine) __builtin_prefetch(row + b);
     }
   }
-  const float inverse = total > 0.0f ? 1.0f / total : 0.0f;
-  for (int64_t d = 0; d < shape.head_dim; ++d) out[d] = acc[d] * inverse;
+}
+
+// The most queries (a multiple of lanes, at most kMaxTileQueries) whose
+// buffers for one tile fit in the workspace.
+int64_t tile_queries_for(int64_t head_dim, int64_t lanes) {
+  const int64_t per_query = (head_dim + 1) + 2 * (head_dim + 2) + kKeyBlock;
+  const int64_t fit = (kWorkspaceFloats - 2 * kKeyBlock * head_dim) / per_query;
+  return std::min(kMaxTileQueries, fit / lanes * lanes);
+}
+
+// A whole tile in one task: chunk by chunk, each merged as it is done.
+void attend_tile(const AttentionTileKernel& kernel, const TilePlan& plan, const AttentionTile& tile, float* out) {
+  alignas(64) float workspace[kWorkspaceFloats];
+  const TileLayout layout = tile_layout(tile, kernel.lanes);
+  float* queries = workspace;
+  float* state = queries + layout.queries_floats();
+  float* chunk = state + layout.state_floats();
+  float* scratch = chunk + layout.state_floats();
+  kernel.load_queries(tile, queries);
+  reset_state(layout, state);
+  for (int64_t c = 0; c < chunks_of(tile); ++c) {
+    reset_state(layout, chunk);
+    for (int64_t j0 = c * kChunkKeys; block_keys(c, j0, tile.max_last) > 0; j0 += kKeyBlock) {
+      const int64_t next = j0 + kKeyBlock;
+      prefetch_block(plan, next, block_keys(next / kChunkKeys, next, tile.max_last), tile.kv_head, tile.kv_head + 1);
+      kernel.attend_block(tile, queries, j0, block_keys(c, j0, tile.max_last), scratch, chunk);
+    }
+    kernel.merge(tile, chunk, state);
+  }
+  kernel.finish(tile, state, out);
+}
+
+// One chunk of tiles [t_begin, t_end) (kv heads of the same queries): block
+// by block, every tile's kv head in turn, so the block's rows are read from
+// memory once for all of them. The state of tile t goes to states[t].
+void attend_chunk_of_tiles(const AttentionTileKernel& kernel, const TilePlan& plan, int64_t c, int64_t t_begin,
+                           int64_t t_end, float* states, int64_t slot) {
+  alignas(64) float workspace[kWorkspaceFloats];
+  const int64_t queries_floats = plan.widest().queries_floats();
+  float* scratch = workspace + (t_end - t_begin) * queries_floats;
+  int64_t kv_begin = plan.shape.kv_heads, kv_end = 0, last = -1;
+  for (int64_t t = t_begin; t < t_end; ++t) {
+    const AttentionTile tile = plan.tile(t);
+    kernel.load_queries(tile, workspace + (t - t_begin) * queries_floats);
+    reset_state(tile_layout(tile, kernel.lanes), states + t * slot);
+    kv_begin = std::min(kv_begin, tile.kv_head);
+    kv_end = std::max(kv_end, tile.kv_head + 1);
+    last = std::max(last, tile.max_last);
+  }
+  for (int64_t j0 = c * kChunkKeys; block_keys(c, j0, last) > 0; j0 += kKeyBlock) {
+    prefetch_block(plan, j0 + kKeyBlock, block_keys(c, j0 + kKeyBlock, last), kv_begin, kv_end);
+    for (int64_t t = t_begin; t < t_end; ++t) {
+      const AttentionTile tile = plan.tile(t);
+      const int64_t n = block_keys(c, j0, tile.max_last);
+      if (n > 0)
+        kernel.attend_block(tile, workspace + (t - t_begin) * queries_floats, j0, n, scratch, states + t * slot);
+    }
+  }
+}
+
+// Few queries over a long context (a decode step): tasks are (chunk, group
+// of tiles) pairs, in rounds of as many chunks as the stack buffer holds;
+// the caller merges each round's chunk states in chunk order, so a tile's
+// result is the same bits as attend_tile's.
+void attend_split(const AttentionTileKernel& kernel, const TilePlan& plan, int64_t chunks, int64_t window,
+                  int64_t group_tiles, float* out, ThreadPool& pool) {
+  alignas(64) float buffer[kSplitFloats];
+  const int64_t tiles = plan.tiles();
+  const int64_t slot = plan.widest().state_floats();
+  const int64_t groups = (tiles + group_tiles - 1) / group_tiles;
+  float* running = buffer;
+  float* partial = buffer + tiles * slot;  // [chunk of the round][tile]
+  for (int64_t t = 0; t < tiles; ++t) reset_state(tile_layout(plan.tile(t), plan.lanes), running + t * slot);
+  for (int64_t c0 = 0; c0 < chunks; c0 += window) {
+    const int64_t round = std::min(window, chunks - c0);
+    pool.run([&](int worker, int workers) {
+      for (int64_t i = worker; i < round * groups; i += workers) {
+        const int64_t t_begin = i % groups * group_tiles;
+        attend_chunk_of_tiles(kernel, plan, c0 + i / groups, t_begin, std::min(tiles, t_begin + group_tiles),
+                              partial + i / groups * tiles * slot, slot);
+      }
+    });
+    for (int64_t t = 0; t < tiles; ++t) {
+      const AttentionTile tile = plan.tile(t);
+      for (int64_t c = c0; c < std::min(c0 + round, chunks_of(tile)); ++c)
+        kernel.merge(tile, partial + ((c - c0) * tiles + t) * slot, running + t * slot);
+    }
+  }
+  for (int64_t t = 0; t < tiles; ++t) kernel.finish(plan.tile(t), running + t * slot, out);
 }
 
 }  // namespace
@@ -59,25 +169,42 @@ void attend(const StateOps& ops, const float* q, int64_t last, const ref::StateR
 void causal_attention(const float* q, const int32_t* positions, int64_t tokens, const ref::StateRows& k,
                       const ref::StateRows& v, const ref::AttentionShape& shape, float* out, CpuTarget target,
                       ThreadPool& pool) {
-  const StateOps ops{vector_ops(target, k.encoding), vector_ops(target, v.encoding)};
-  // Bytes of one head in a row (throws here, not in a worker, for a head
-  // that is not whole blocks).
-  const uint64_t k_head_bytes = row_bytes(k.encoding, static_cast<uint64_t>(shape.head_dim));
-  const uint64_t v_head_bytes = row_bytes(v.encoding, static_cast<uint64_t>(shape.head_dim));
-  const int64_t width = shape.heads * shape.head_dim;
+  const AttentionTileKernel kernel = attention_tile_kernel(target);
+  if (!kernel.lanes) throw Error(ErrorKind::Unsupported, std::string("no attention kernel for ") + to_string(target));
+  if (shape.head_dim > kMaxAttentionHeadDim)
+    throw Error(ErrorKind::InvalidValue,
+                "attention head_dim " + std::to_string(shape.head_dim) + " over the CPU kernel's limit");
+  // Throws here, not in a worker, for a head that is not whole blocks.
+  row_bytes(k.encoding, static_cast<uint64_t>(shape.head_dim));
+  row_bytes(v.encoding, static_cast<uint64_t>(shape.head_dim));
+  if (tokens == 0) return;
   const int64_t group = shape.heads / shape.kv_heads;
-  const int64_t queries = tokens * shape.heads;
-  // Strided shares: later tokens see more keys, so contiguous shares of a
+  const int64_t tile_queries = tile_queries_for(shape.head_dim, kernel.lanes);
+  const TilePlan plan{q, positions, tokens, &k, &v, shape, kernel.lanes, tile_queries,
+                      (tokens * group + tile_queries - 1) / tile_queries};
+  const int64_t tiles = plan.tiles();
+
+  // Few tiles over several chunks: split the chunks over tasks, when their
+  // states fit the stack buffer (at least one round of one chunk after the
+  // running states) and the tiles fit one task's workspace.
+  int64_t last = -1;
+  for (int64_t t = 0; t < tokens; ++t) last = std::max<int64_t>(last, std::min<int64_t>(positions[t], k.count - 1));
+  const int64_t chunks = last < 0 ? 0 : last / kChunkKeys + 1;
+  const TileLayout widest = plan.widest();
+  const int64_t window = std::min(chunks, kSplitFloats / (tiles * widest.state_floats()) - 1);
+  const int64_t fitting_tiles = (kWorkspaceFloats - widest.scratch_floats()) / widest.queries_floats();
+  if (chunks >= 2 && window >= 1 && fitting_tiles >= 1 && chunks >= std::min<int64_t>(tiles, pool.size())) {
+    // Groups of tiles per chunk: as few as fit, as many as give the threads
+    // two tasks each per round.
+    const int64_t groups = std::clamp<int64_t>((2 * pool.size() + window - 1) / window,
+                                               (tiles + fitting_tiles - 1) / fitting_tiles, tiles);
+    attend_split(kernel, plan, chunks, window, (tiles + groups - 1) / groups, out, pool);
+    return;
+  }
+  // Strided shares: later tiles see more keys, so contiguous shares of a
   // prefill would leave the last worker with most of the work.
   pool.run([&](int worker, int workers) {
-    for (int64_t i = worker; i < queries; i += workers) {
-      const int64_t t = i / shape.heads;
-      const int64_t h = i % shape.heads;
-      const int64_t last = std::min<int64_t>(positions[t], k.count - 1);
-      const auto kv_head = static_cast<uint64_t>(h / group);
-      attend(ops, q + t * width + h * shape.head_dim, last, k, v, kv_head * k_head_bytes, kv_head * v_head_bytes,
-             shape, out + t * width + h * shape.head_dim);
-    }
+    for (int64_t i = worker; i < tiles; i += workers) attend_tile(kernel, plan, plan.tile(i), out);
   });
 }
 

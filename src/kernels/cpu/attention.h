@@ -1,8 +1,12 @@
-// Causal attention on the CPU: each (token, head) query is one task for the
-// pool; keys are visited in blocks with an online softmax (a running max
-// and sum rescale the partial output), so no score buffer over the whole
-// context is needed. A query's result depends only on its position and the
-// stored keys and values, never on the other tokens of the batch.
+// Causal attention on the CPU, flash style: the queries sharing a kv head
+// are cut into tiles (attention_tile.h); a tile reads each block of keys and
+// values once, converted to f32, for all its queries, with an online
+// softmax over key blocks and chunks, so no score buffer over the whole
+// context is needed. Tasks for the pool are tiles, or, when there are too
+// few tiles for the threads (a decode step), (tile, chunk of keys) pairs
+// whose states are merged in chunk order. A query's result depends only on
+// its position and the stored keys and values: never on the other tokens
+// of the batch, nor on the thread count.
 #pragma once
 
 #include <cstdint>

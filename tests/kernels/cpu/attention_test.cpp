@@ -1,5 +1,7 @@
-// CPU causal attention (online softmax over key blocks, threaded over
-// queries) against the reference attention in FP64.
+// CPU causal attention (tiles of queries sharing a kv head, online softmax
+// over key blocks and chunks) against the reference attention in FP64, and
+// its batch invariance: a query's bits do not depend on the batch, its tile
+// or the thread count.
 #include "kernels/cpu/attention.h"
 
 #include <gtest/gtest.h>
@@ -49,25 +51,42 @@ PagedRows make_rows(int64_t count, int64_t width, int64_t page_rows, std::mt1993
   return rows;
 }
 
+std::vector<float> random_queries(int64_t tokens, const ref::AttentionShape& shape, std::mt19937& rng) {
+  std::vector<float> q(static_cast<size_t>(tokens * shape.heads * shape.head_dim));
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  for (float& value : q) value = normal(rng);
+  return q;
+}
+
+// The tokens' positions: the last `tokens` of a context of `context` keys.
+std::vector<int32_t> last_positions(int64_t tokens, int64_t context) {
+  std::vector<int32_t> positions(static_cast<size_t>(tokens));
+  for (int64_t t = 0; t < tokens; ++t) positions[t] = static_cast<int32_t>(context - tokens + t);
+  return positions;
+}
+
 TEST_P(CpuAttentionOnTarget, MatchesReference) {
   const CpuTarget target = GetParam();
   struct Case {
     int64_t heads, kv_heads, head_dim, context, tokens;
     bool holes;
   };
+  // Group sizes 1 to 7, contexts within one key block up to three chunks,
+  // one token (a decode step: chunks split over the tasks) up to several
+  // tiles per kv head (the last case: too many for split chunks, each tile
+  // one task).
+  const Case cases[] = {{4, 4, 16, 1, 1, false},      {8, 2, 64, 200, 3, false},   {6, 3, 40, 150, 150, true},
+                        {2, 1, 128, 70, 1, true},      {14, 2, 64, 1000, 1, true},  {14, 2, 64, 1000, 20, false},
+                        {32, 8, 64, 600, 5, true},     {8, 2, 128, 1100, 9, true},  {8, 2, 128, 1100, 40, true}};
   std::mt19937 rng(5);
   for (const Encoding encoding : {Encoding::F32, Encoding::F16, Encoding::Q8_0}) {
-    for (const Case c : {Case{4, 4, 16, 1, 1, false}, Case{8, 2, 64, 200, 3, false}, Case{6, 3, 40, 150, 150, true},
-                         Case{2, 1, 128, 70, 1, true}}) {
+    for (const Case c : cases) {
       if (encoding == Encoding::Q8_0 && c.head_dim % 32 != 0) continue;  // Q8_0 heads are whole blocks
       const ref::AttentionShape shape{c.heads, c.kv_heads, c.head_dim, 1.0f / std::sqrt(float(c.head_dim))};
       const PagedRows k = make_rows(c.context, c.kv_heads * c.head_dim, 32, rng, c.holes, encoding);
       const PagedRows v = make_rows(c.context, c.kv_heads * c.head_dim, 32, rng, c.holes, encoding);
-      std::vector<float> q(static_cast<size_t>(c.tokens * c.heads * c.head_dim));
-      std::normal_distribution<float> normal(0.0f, 2.0f);
-      for (float& value : q) value = normal(rng);
-      std::vector<int32_t> positions(static_cast<size_t>(c.tokens));
-      for (int64_t t = 0; t < c.tokens; ++t) positions[t] = static_cast<int32_t>(c.context - c.tokens + t);
+      const std::vector<float> q = random_queries(c.tokens, shape, rng);
+      const std::vector<int32_t> positions = last_positions(c.tokens, c.context);
       std::vector<float> expected(q.size()), scores(static_cast<size_t>(c.context));
       ref::causal_attention(q.data(), positions.data(), c.tokens, k.view, v.view, shape, expected.data(),
                             scores.data(), ref::Accumulation::F64);
@@ -76,29 +95,71 @@ TEST_P(CpuAttentionOnTarget, MatchesReference) {
         std::vector<float> out(q.size());
         causal_attention(q.data(), positions.data(), c.tokens, k.view, v.view, shape, out.data(), target, pool);
         for (size_t i = 0; i < out.size(); ++i)
-          ASSERT_NEAR(out[i], expected[i], 2e-5f) << to_string(target) << " " << encoding_info(encoding).name
-                                                  << " element " << i;
+          ASSERT_NEAR(out[i], expected[i], 2e-5f)
+              << to_string(target) << " " << encoding_info(encoding).name << " heads " << c.heads << "/"
+              << c.kv_heads << " dim " << c.head_dim << " context " << c.context << " element " << i;
       }
     }
   }
 }
 
-TEST(CpuAttention, QueryResultDoesNotDependOnBatch) {
+// Each token of a prefill batch, computed alone (a decode step) with 1 to 3
+// threads and inside batches that start elsewhere (other tiles, other tile
+// neighbours), gives the same bits as in the whole batch.
+TEST_P(CpuAttentionOnTarget, QueryResultDoesNotDependOnBatchOrThreads) {
+  const CpuTarget target = GetParam();
+  struct Case {
+    int64_t heads, kv_heads, head_dim;
+  };
+  constexpr int64_t kContext = 1300, kTokens = 24;  // three chunks; tiles of up to 64 queries cut tokens
   std::mt19937 rng(9);
-  const ref::AttentionShape shape{4, 2, 32, 0.2f};
-  const PagedRows k = make_rows(90, 64, 16, rng, false), v = make_rows(90, 64, 16, rng, false);
-  std::vector<float> q(static_cast<size_t>(10 * 4 * 32));
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (float& value : q) value = normal(rng);
-  std::vector<int32_t> positions(10);
-  for (int t = 0; t < 10; ++t) positions[t] = 80 + t;
-  ThreadPool pool(2);
-  std::vector<float> batch(q.size()), single(128);
-  causal_attention(q.data(), positions.data(), 10, k.view, v.view, shape, batch.data(), best_cpu_target(), pool);
-  for (int t = 0; t < 10; ++t) {
-    causal_attention(&q[t * 128], &positions[t], 1, k.view, v.view, shape, single.data(), best_cpu_target(), pool);
-    EXPECT_EQ(0, std::memcmp(single.data(), &batch[t * 128], 128 * sizeof(float))) << "token " << t;
+  for (const Encoding encoding : {Encoding::F32, Encoding::F16, Encoding::Q8_0}) {
+    for (const Case c : {Case{14, 2, 64}, Case{8, 2, 128}}) {
+      const ref::AttentionShape shape{c.heads, c.kv_heads, c.head_dim, 1.0f / std::sqrt(float(c.head_dim))};
+      const int64_t width = c.heads * c.head_dim;
+      const PagedRows k = make_rows(kContext, c.kv_heads * c.head_dim, 64, rng, true, encoding);
+      const PagedRows v = make_rows(kContext, c.kv_heads * c.head_dim, 64, rng, true, encoding);
+      const std::vector<float> q = random_queries(kTokens, shape, rng);
+      const std::vector<int32_t> positions = last_positions(kTokens, kContext);
+      ThreadPool two(2);
+      std::vector<float> batch(q.size());
+      causal_attention(q.data(), positions.data(), kTokens, k.view, v.view, shape, batch.data(), target, two);
+      const auto expect_same = [&](int64_t first, int64_t tokens, ThreadPool& pool) {
+        std::vector<float> part(static_cast<size_t>(tokens * width));
+        causal_attention(&q[first * width], &positions[first], tokens, k.view, v.view, shape, part.data(), target,
+                         pool);
+        EXPECT_EQ(0, std::memcmp(part.data(), &batch[first * width], part.size() * sizeof(float)))
+            << to_string(target) << " " << encoding_info(encoding).name << " dim " << c.head_dim << " tokens "
+            << first << ".." << first + tokens - 1 << " on " << pool.size() << " threads";
+      };
+      for (int threads : {1, 2, 3}) {
+        ThreadPool pool(threads);
+        for (int64_t t = 0; t < kTokens; ++t) expect_same(t, 1, pool);
+        expect_same(5, 13, pool);
+      }
+    }
   }
+}
+
+// A context of one key; keys past a token's position (written by later
+// tokens of the batch) stay invisible.
+TEST(CpuAttention, SeesOnlyKeysUpToItsPosition) {
+  std::mt19937 rng(3);
+  const ref::AttentionShape shape{2, 1, 32, 0.3f};
+  const PagedRows k = make_rows(100, 32, 16, rng, false), v = make_rows(100, 32, 16, rng, false);
+  const std::vector<float> q = random_queries(2, shape, rng);
+  const std::vector<int32_t> positions{0, 70};
+  ThreadPool pool(2);
+  std::vector<float> out(q.size());
+  causal_attention(q.data(), positions.data(), 2, k.view, v.view, shape, out.data(), best_cpu_target(), pool);
+  std::vector<float> value(32);
+  dequantize_row(Encoding::F32, v.view.row(0), value.data(), 32);
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t e = 0; e < 32; ++e) EXPECT_EQ(out[h * 32 + e], value[e]) << "head " << h << " element " << e;
+  std::vector<float> expected(q.size()), scores(100);
+  ref::causal_attention(q.data(), positions.data(), 2, k.view, v.view, shape, expected.data(), scores.data(),
+                        ref::Accumulation::F64);
+  for (size_t i = 64; i < out.size(); ++i) EXPECT_NEAR(out[i], expected[i], 2e-5f) << "element " << i;
 }
 
 SYNAPSE_PER_CPU_TARGET(CpuAttentionOnTarget);
