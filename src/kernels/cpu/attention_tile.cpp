@@ -187,6 +187,14 @@ void mask_scores(const AttentionTile& tile, const TileLayout& layout, const floa
 // The online softmax step of one block: scores become weights
 // exp(score - m), m and l move on, and rescale[v] is what the earlier acc
 // must be multiplied by (exactly 1 where m did not grow).
+// hn::Exp converts its argument to int32 first, which is undefined for -inf
+// and NaN (an empty lane's -inf - -inf; UBSan flags it on the emulated
+// target); below -104 it gives exactly 0, so such arguments become -105.
+V exp_of(const D d, V x) {
+  const V floor = hn::Set(d, -105.0f);
+  return hn::Exp(d, hn::IfThenElse(hn::Ge(x, floor), x, floor));
+}
+
 void softmax_step(const TileLayout& layout, int64_t n, float* scores, float* state, V* rescale) {
   const D d;
   const V neg_inf = hn::Set(d, kNegInf);
@@ -198,12 +206,12 @@ void softmax_step(const TileLayout& layout, int64_t n, float* scores, float* sta
     for (int64_t i = 0; i < n; ++i) block_max = hn::Max(block_max, hn::LoadU(d, s + i * layout.lanes));
     const V old_max = hn::LoadU(d, m);
     const V new_max = hn::Max(old_max, block_max);
-    rescale[v] = hn::IfThenElse(hn::Gt(new_max, old_max), hn::Exp(d, hn::Sub(old_max, new_max)), hn::Set(d, 1.0f));
+    rescale[v] = hn::IfThenElse(hn::Gt(new_max, old_max), exp_of(d, hn::Sub(old_max, new_max)), hn::Set(d, 1.0f));
     // A lane that has seen no key yet keeps m = -inf; its weights are 0.
     const V reference = hn::IfThenElse(hn::Eq(new_max, neg_inf), hn::Zero(d), new_max);
     V sum = hn::Zero(d);
     for (int64_t i = 0; i < n; ++i) {
-      const V weight = hn::Exp(d, hn::Sub(hn::LoadU(d, s + i * layout.lanes), reference));
+      const V weight = exp_of(d, hn::Sub(hn::LoadU(d, s + i * layout.lanes), reference));
       hn::StoreU(weight, d, s + i * layout.lanes);
       sum = hn::Add(sum, weight);
     }
@@ -245,8 +253,8 @@ void merge(const AttentionTile& tile, const float* chunk, float* state) {
     const V chunk_max = hn::LoadU(d, c + scaled_rows * layout.lanes);
     const V max = hn::Max(state_max, chunk_max);
     const V one = hn::Set(d, 1.0f);
-    const V a = hn::IfThenElse(hn::Eq(state_max, max), one, hn::Exp(d, hn::Sub(state_max, max)));
-    const V b = hn::IfThenElse(hn::Eq(chunk_max, max), one, hn::Exp(d, hn::Sub(chunk_max, max)));
+    const V a = hn::IfThenElse(hn::Eq(state_max, max), one, exp_of(d, hn::Sub(state_max, max)));
+    const V b = hn::IfThenElse(hn::Eq(chunk_max, max), one, exp_of(d, hn::Sub(chunk_max, max)));
     for (int64_t r = 0; r < scaled_rows; ++r) {
       float* x = s + r * layout.lanes;
       hn::StoreU(hn::MulAdd(hn::LoadU(d, c + r * layout.lanes), b, hn::Mul(hn::LoadU(d, x), a)), d, x);
