@@ -3,6 +3,8 @@
 # the host has the memory controller on. Sourced; needs root. Each run gets a fresh group so
 # its peak and its limit hits count from zero:
 #   cg_detect                  sets cg_version (1 or 2) and cg_root, or fails
+#                              (the cgroup filesystem is at $SYNAPSE_CGROUP_FS,
+#                              default /sys/fs/cgroup; tests point it at a fake tree)
 #   cg_make NAME LIMIT         creates the group (no swapping around the
 #                              limit where the kernel can say so); sets cg,
 #                              cg_swap_limited (yes/no)
@@ -11,8 +13,8 @@
 #   cg_remove                  kills what is left in the group, removes it
 
 cg_detect() {
-  local v2_root
-  for v2_root in /sys/fs/cgroup /sys/fs/cgroup/unified; do
+  local fs=${SYNAPSE_CGROUP_FS:-/sys/fs/cgroup} v2_root
+  for v2_root in "$fs" "$fs/unified"; do
     if grep -qw memory "$v2_root/cgroup.controllers" 2>/dev/null; then
       cg_version=2 cg_root=$v2_root
       # Children get the memory controller only if the root hands it down.
@@ -26,11 +28,11 @@ cg_detect() {
       return 0
     fi
   done
-  if [[ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ]]; then
-    cg_version=1 cg_root=/sys/fs/cgroup/memory
+  if [[ -f $fs/memory/memory.limit_in_bytes ]]; then
+    cg_version=1 cg_root=$fs/memory
     return 0
   fi
-  echo "no memory cgroup controller (v1 at /sys/fs/cgroup/memory, or v2 listing memory in cgroup.controllers)" >&2
+  echo "no memory cgroup controller (v1 at $fs/memory, or v2 listing memory in cgroup.controllers)" >&2
   return 1
 }
 

@@ -6,7 +6,7 @@
 // With a depth D (llama-bench's -d) each run first decodes D tokens,
 // untimed, and the test follows them. Each test has its own context (n_ctx =
 // the depth and the test's tokens, as llama-bench), one untimed warm-up
-// run, then R timed repetitions, each starting from a cleared memory. Token
+// run (none with --no-warmup), then R timed repetitions, each starting from a cleared memory. Token
 // ids come from a fixed seed. One JSON line per test.
 #include <algorithm>
 #include <chrono>
@@ -37,6 +37,7 @@ struct BenchArgs {
   int32_t threads = 1;
   AttentionOptions attention;
   int32_t reps = 5;
+  bool no_warmup = false;
 };
 
 std::vector<llama_token> random_tokens(uint32_t n, int32_t n_vocab) {
@@ -121,7 +122,7 @@ int run_bench(const BenchArgs& args, const PeerOptions& options) {
                           .n_threads = args.threads,
                           .attention = args.attention});
     const std::span<const llama_token> tokens = std::span(ids).subspan(args.depth, args.pp);
-    time_prompt(session, depth, tokens);  // warm-up
+    if (!args.no_warmup) time_prompt(session, depth, tokens);
     std::vector<double> tps;
     for (int32_t r = 0; r < args.reps; ++r) tps.push_back(args.pp / time_prompt(session, depth, tokens));
     report(args, "pp", args.pp, 0, tps);
@@ -133,7 +134,7 @@ int run_bench(const BenchArgs& args, const PeerOptions& options) {
                           .n_threads = args.threads,
                           .attention = args.attention});
     const std::span<const llama_token> tokens = std::span(ids).subspan(args.depth, args.tg);
-    time_generation(session, depth, tokens.first(1));  // warm-up: one token, as llama-bench
+    if (!args.no_warmup) time_generation(session, depth, tokens.first(1));  // one token, as llama-bench
     std::vector<double> tps;
     for (int32_t r = 0; r < args.reps; ++r) tps.push_back(args.tg / time_generation(session, depth, tokens));
     report(args, "tg", 0, args.tg, tps);
@@ -153,6 +154,7 @@ Action setup_bench(CLI::App& sub, const PeerOptions& options) {
       ->check(CLI::PositiveNumber);
   add_attention_flags(sub, args->attention);
   sub.add_option("-t,--threads", args->threads, "threads (default 1)")->check(CLI::Range(1, 1024));
+  sub.add_flag("--no-warmup", args->no_warmup, "skip each test's untimed warm-up run (as llama-bench's flag)");
   sub.add_option("-r,--reps", args->reps, "timed repetitions (default 5)")
       ->check(CLI::Range(1, 1000));
   return [args, &options] { return run_bench(*args, options); };

@@ -25,6 +25,7 @@ struct BenchFlags {
   KernelFlags kernels;
   MemoryFlags memory;
   int32_t reps = 5;
+  bool no_warmup = false;
   uint32_t ubatch = 512;
   std::string output = "md";
 };
@@ -52,7 +53,7 @@ int bench(const BenchFlags& f) {
   std::vector<BenchResult> results;
   if (f.output == "json") std::printf("[\n");
   for (size_t i = 0; i < tests.size(); ++i) {
-    results.push_back(run_bench_test(session, tests[i], f.reps));
+    results.push_back(run_bench_test(session, tests[i], f.reps, !f.no_warmup));
     // json and jsonl print each test as it finishes, as llama-bench does.
     if (f.output == "json") {
       std::printf("%s%s\n", bench_json(described, threads, results.back()).dump(2).c_str(),
@@ -89,6 +90,9 @@ Register reg{{"bench", "Measure prompt and generation throughput, llama-bench st
                 app.add_option("-r,--repetitions", f->reps, "timed repetitions per test")
                     ->check(CLI::Range(1, 1000))
                     ->capture_default_str();
+                app.add_flag("--no-warmup", f->no_warmup,
+                             "skip each test's untimed warm-up run (llama-bench's flag; at long context it costs "
+                             "as much as the test)");
                 app.add_option("--ubatch-size", f->ubatch, "most prompt tokens per step")
                     ->check(CLI::Range(1, 1 << 16))
                     ->capture_default_str();

@@ -158,7 +158,7 @@ std::vector<int32_t> bench_tokens(uint32_t n, uint32_t vocab) {
   return tokens;
 }
 
-BenchResult run_bench_test(exec::Session& session, const BenchTest& test, int reps) {
+BenchResult run_bench_test(exec::Session& session, const BenchTest& test, int reps, bool warmup) {
   // The depth's tokens, then the test's.
   const std::vector<int32_t> ids = bench_tokens(test.context(), static_cast<uint32_t>(session.vocab()));
   const std::span<const int32_t> depth = std::span(ids).first(test.n_depth);
@@ -166,10 +166,10 @@ BenchResult run_bench_test(exec::Session& session, const BenchTest& test, int re
   BenchResult result;
   result.test = test;
   if (test.n_prompt > 0) {
-    time_prompt(session, depth, tokens);  // warm-up
+    if (warmup) time_prompt(session, depth, tokens);
     for (int r = 0; r < reps; ++r) result.samples_ns.push_back(time_prompt(session, depth, tokens));
   } else {
-    time_generation(session, depth, tokens.first(1));  // warm-up: one token, as llama-bench
+    if (warmup) time_generation(session, depth, tokens.first(1));  // one token, as llama-bench
     for (int r = 0; r < reps; ++r) result.samples_ns.push_back(time_generation(session, depth, tokens));
   }
   session.reset();

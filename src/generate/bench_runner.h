@@ -5,7 +5,8 @@
 //   tg<N>: N single-token evaluations from an empty context.
 // With a depth D (llama-bench's -d, "pp512 @ d4096"), each run first fills
 // the context with D tokens, untimed, and the test runs after them.
-// One untimed warm-up run per test, then R timed repetitions, the session
+// One untimed warm-up run per test (unless turned off: at long context it
+// costs as much as the test), then R timed repetitions, the session
 // reset before each. Token ids come from a fixed seed.
 #pragma once
 
@@ -70,9 +71,10 @@ uint64_t decode_weight_bytes(exec::Session& session);
 // `n` token ids below `vocab`, the same for every run.
 std::vector<int32_t> bench_tokens(uint32_t n, uint32_t vocab);
 
-// Runs one test: a warm-up, then `reps` timed repetitions. Throws what the
-// session throws (a test longer than its context: InvalidValue).
-BenchResult run_bench_test(exec::Session& session, const BenchTest& test, int reps);
+// Runs one test: a warm-up (when `warmup`), then `reps` timed repetitions.
+// Throws what the session throws (a test longer than its context:
+// InvalidValue).
+BenchResult run_bench_test(exec::Session& session, const BenchTest& test, int reps, bool warmup = true);
 
 // llama-bench's markdown table, one row per result.
 std::string bench_markdown(const BenchModel& model, int threads, const std::vector<BenchResult>& results);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string_view>
 
 #include "format/gguf_reader.h"
 #include "support/temp_dir.h"
@@ -75,6 +76,23 @@ TEST_F(BenchRunnerTest, PromptAndGenerationGivePositiveThroughput) {
     EXPECT_GT(r.avg_ts(), 0.0);
     EXPECT_EQ(session.position(), 0) << "the session is reset after a test";
   }
+}
+
+TEST_F(BenchRunnerTest, NoWarmupRunsOnlyTheTimedRepetitions) {
+  exec::Session session(*model_);
+  int64_t tokens_embedded = 0;
+  session.scheduler().set_listener([&](const exec::RegionEvent& e, std::span<const exec::TensorRef>) {
+    if (std::string_view(e.kind) == "Embedding") tokens_embedded += e.tokens;
+  });
+  run_bench_test(session, {.n_prompt = 8}, 2, /*warmup=*/false);
+  EXPECT_EQ(tokens_embedded, 2 * 8);
+  tokens_embedded = 0;
+  run_bench_test(session, {.n_prompt = 8}, 2, /*warmup=*/true);
+  EXPECT_EQ(tokens_embedded, 3 * 8);
+  tokens_embedded = 0;
+  run_bench_test(session, {.n_gen = 4, .n_depth = 4}, 1, /*warmup=*/false);
+  EXPECT_EQ(tokens_embedded, 4 + 4) << "the depth, then the generated tokens";
+  session.scheduler().set_listener(nullptr);
 }
 
 TEST_F(BenchRunnerTest, ATestLongerThanTheContextThrows) {
