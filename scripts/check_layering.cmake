@@ -10,7 +10,7 @@
 # bytes builds on it.
 cmake_minimum_required(VERSION 3.25)
 
-set(layers encoding format ir kernels model eval)
+set(layers encoding format ir kernels model eval quantize)
 set(below_encoding "")
 set(below_format encoding)
 set(below_ir encoding)
@@ -19,6 +19,9 @@ set(below_model encoding format ir)
 # eval/ (perplexity, KL divergence) scores logits an engine hands it; it
 # knows no engine.
 set(below_eval encoding format)
+# quantize/ (llama.cpp's per-tensor type rules, the quantizer) re-encodes
+# GGUF files; it runs no model. synth/ builds on it.
+set(below_quantize encoding format kernels)
 
 # IS_DIRECTORY is only well defined on absolute paths.
 file(REAL_PATH "${SOURCE_DIR}" SOURCE_DIR)

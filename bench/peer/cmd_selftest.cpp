@@ -93,6 +93,26 @@ void check_context_defaults(const LlamaApi& api, Checks& checks) {
   checks.expect_true("context.ctx_other == NULL", p.ctx_other == nullptr);
 }
 
+// Defaults of llama_model_quantize_default_params (src/llama-quant.cpp).
+void check_quantize_defaults(const LlamaApi& api, Checks& checks) {
+  const llama_model_quantize_params p = api.model_quantize_default_params();
+  checks.expect_eq("quantize.nthread", p.nthread, 0);
+  checks.expect_eq("quantize.ftype (MOSTLY_Q8_0)", p.ftype, 7);
+  checks.expect_eq("quantize.output_tensor_type (COUNT)", p.output_tensor_type, GGML_TYPE_COUNT);
+  checks.expect_eq("quantize.token_embedding_type (COUNT)", p.token_embedding_type, GGML_TYPE_COUNT);
+  checks.expect_true("quantize.allow_requantize false", !p.allow_requantize);
+  checks.expect_true("quantize.quantize_output_tensor true", p.quantize_output_tensor);
+  checks.expect_true("quantize.only_copy false", !p.only_copy);
+  checks.expect_true("quantize.pure false", !p.pure);
+  checks.expect_true("quantize.keep_split false", !p.keep_split);
+  checks.expect_true("quantize.dry_run false", !p.dry_run);
+  checks.expect_true("quantize.imatrix == NULL", p.imatrix == nullptr);
+  checks.expect_true("quantize.kv_overrides == NULL", p.kv_overrides == nullptr);
+  checks.expect_true("quantize.tt_overrides == NULL", p.tt_overrides == nullptr);
+  checks.expect_true("quantize.prune_layers == NULL", p.prune_layers == nullptr);
+  checks.expect_eq("quantize.max_buf_size (8 GiB)", p.max_buf_size, size_t{8} << 30);
+}
+
 // ggml_type_traits is read by dequant; Q8_0 is 32 elements in 34 bytes.
 void check_type_traits(const LlamaApi& api, Checks& checks) {
   constexpr int32_t kQ8_0 = 8;
@@ -118,6 +138,7 @@ Action setup_selftest(CLI::App& sub, const PeerOptions& options) {
     checks.expect_true("ggml backend devices >= 1", api.backend_dev_count() >= 1);
     check_model_defaults(api, checks);
     check_context_defaults(api, checks);
+    check_quantize_defaults(api, checks);
     check_type_traits(api, checks);
     std::puts(checks.all_passed() ? "ok" : "FAILED");
     return checks.all_passed() ? kExitOk : kExitFailed;

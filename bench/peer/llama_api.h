@@ -112,6 +112,25 @@ struct llama_batch {
 };
 static_assert(sizeof(llama_batch) == 56);
 
+struct llama_model_quantize_params {
+  int32_t nthread;  // <= 0: std::thread::hardware_concurrency()
+  int32_t ftype;    // enum llama_ftype
+  int32_t output_tensor_type;    // enum ggml_type; GGML_TYPE_COUNT: the ftype's rule
+  int32_t token_embedding_type;  // enum ggml_type; GGML_TYPE_COUNT: the ftype's rule
+  bool allow_requantize;
+  bool quantize_output_tensor;
+  bool only_copy;
+  bool pure;
+  bool keep_split;
+  bool dry_run;
+  const void* imatrix;       // const llama_model_imatrix_data*, {NULL}-terminated
+  const void* kv_overrides;  // const llama_model_kv_override*
+  const void* tt_overrides;  // const llama_model_tensor_override*
+  const int32_t* prune_layers;  // -1-terminated
+  size_t max_buf_size;          // 0: 8 GiB
+};
+static_assert(sizeof(llama_model_quantize_params) == 64);
+
 using ggml_to_float_t = void (*)(const void* x, float* y, int64_t k);
 using ggml_from_float_t = void (*)(const float* x, void* y, int64_t k);
 
@@ -151,6 +170,10 @@ struct LlamaApi {
   int32_t (*tokenize)(const llama_vocab* vocab, const char* text, int32_t text_len,
                       llama_token* tokens, int32_t n_tokens_max, bool add_special,
                       bool parse_special);
+  llama_model_quantize_params (*model_quantize_default_params)();
+  // 0 on success.
+  uint32_t (*model_quantize)(const char* fname_inp, const char* fname_out,
+                             const llama_model_quantize_params* params);
   // libggml
   void (*backend_load_all_from_path)(const char* dir);
   void* (*backend_load)(const char* path);  // returns a ggml_backend_reg_t, null on failure

@@ -104,6 +104,8 @@ LlamaApi load_llama_api(const std::filesystem::path& dir) {
   bind(llama, kLlama, "llama_get_memory", api.get_memory);
   bind(llama, kLlama, "llama_memory_clear", api.memory_clear);
   bind(llama, kLlama, "llama_tokenize", api.tokenize);
+  bind(llama, kLlama, "llama_model_quantize_default_params", api.model_quantize_default_params);
+  bind(llama, kLlama, "llama_model_quantize", api.model_quantize);
   bind(ggml, kGgml, "ggml_backend_load_all_from_path", api.backend_load_all_from_path);
   bind(ggml, kGgml, "ggml_backend_load", api.backend_load);
   bind(ggml, kGgml, "ggml_backend_dev_count", api.backend_dev_count);

@@ -29,6 +29,7 @@ Action setup_bench(CLI::App& sub, const PeerOptions& options);
 Action setup_dequant(CLI::App& sub, const PeerOptions& options);
 Action setup_tokenize(CLI::App& sub, const PeerOptions& options);
 Action setup_perplexity(CLI::App& sub, const PeerOptions& options);
+Action setup_quantize(CLI::App& sub, const PeerOptions& options);
 
 // Adds --fa auto|on|off and --kv f16|f32, filling `attention`.
 void add_attention_flags(CLI::App& sub, AttentionOptions& attention);

@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
       {"dequant", "dequantize one tensor of a GGUF file with ggml; raw float32 out", setup_dequant},
       {"tokenize", "tokenize text with the model's vocabulary; print a JSON array", setup_tokenize},
       {"perplexity", "llama-perplexity's protocol (and KL divergence), as synapse perplexity", setup_perplexity},
+      {"quantize", "llama_model_quantize: re-encode a GGUF file to a type, as synapse quantize", setup_quantize},
   };
   std::map<CLI::App*, Action> actions;
   for (const auto& c : commands) {

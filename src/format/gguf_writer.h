@@ -1,6 +1,6 @@
 // GGUF v3 writer: metadata in insertion order, then tensor infos, then the
 // tensor data, each tensor aligned to general.alignment. The file is written
-// to a temporary name and renamed into place, so a failure leaves no partial
+// to PATH.part and renamed into place, so a failure leaves no partial
 // file behind.
 #pragma once
 

@@ -76,8 +76,9 @@ const ArchSpec& resolve_arch(const SynthOptions& opts);
 SynthShape resolve_shape(const SynthOptions& opts, const ArchSpec& arch);
 std::vector<std::string> preset_names();
 
-// What a tensor is for: drives both its encoding (type_policy.h) and the
-// distribution of its random values (synth_weights.h).
+// What a tensor is for: drives the distribution of its random values
+// (synth_weights.h). Its encoding follows from its name, as in llama.cpp's
+// quantizer (quantize/type_policy.h).
 enum class TensorRole {
   TokenEmbd,
   Output,
@@ -88,7 +89,7 @@ enum class TensorRole {
   FfnGate,
   FfnUp,
   FfnDown,
-  Router,      // ffn_gate_inp: never quantized
+  Router,      // ffn_gate_inp
   SharedGate,  // ffn_gate_inp_shexp: a 1-D projection onto one gate value
   Norm,
   Bias,

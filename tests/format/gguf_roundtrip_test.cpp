@@ -127,7 +127,7 @@ TEST(GgufWriterTest, FailedWriteLeavesNoPartialFile) {
                [](uint8_t*, uint64_t) { throw Error(ErrorKind::InvalidValue, "producer failed"); });
   EXPECT_THROW(w.write(dir.file("x.gguf")), Error);
   EXPECT_FALSE(std::filesystem::exists(dir.file("x.gguf")));
-  EXPECT_FALSE(std::filesystem::exists(dir.file("x.gguf.tmp")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("x.gguf.part")));
 }
 
 TEST(GgufWriterTest, RejectsDuplicateTensorNames) {

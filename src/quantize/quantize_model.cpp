@@ -1,0 +1,122 @@
+// The quantizer: plan every tensor's encoding with llama.cpp's rules, then
+// let the GGUF writer pull each tensor's bytes, copied or re-encoded.
+#include "quantize/quantize_model.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "format/gguf_reader.h"
+#include "format/gguf_writer.h"
+#include "kernels/cpu/core_count.h"
+#include "kernels/cpu/thread_pool.h"
+#include "quantize/row_converter.h"
+#include "quantize/tensor_category.h"
+#include "quantize/type_policy.h"
+#include "synapse/error.h"
+
+namespace synapse::quant {
+
+namespace {
+
+uint32_t optional_count(const GgufMetadata& md, const std::string& key, uint32_t absent) {
+  const GgufValue* v = md.find(key);
+  if (v == nullptr) return absent;
+  // Per-layer head counts are arrays; llama.cpp's n_head() is the first layer's.
+  if (v->type() == GgufType::Array)
+    return v->as_array().size() ? static_cast<uint32_t>(v->as_array().int_at(0)) : absent;
+  return static_cast<uint32_t>(v->as_int());
+}
+
+ModelFacts model_facts(const GgufMetadata& md) {
+  ModelFacts m;
+  m.arch = md.get_string("general.architecture");
+  m.n_layer = static_cast<uint32_t>(md.get_int(m.arch + ".block_count"));
+  m.n_expert = optional_count(md, m.arch + ".expert_count", 0);
+  m.n_head = optional_count(md, m.arch + ".attention.head_count", 0);
+  m.n_head_kv = optional_count(md, m.arch + ".attention.head_count_kv", m.n_head);
+  return m;
+}
+
+// llama.cpp's loader keeps its weights in a map ordered by block index
+// (-1 outside the blocks), then name; its quantizer writes them in that order.
+std::vector<const GgufTensorInfo*> llama_cpp_order(const GgufFile& in) {
+  std::vector<const GgufTensorInfo*> order;
+  for (const GgufTensorInfo& t : in.tensors()) order.push_back(&t);
+  std::sort(order.begin(), order.end(), [](const GgufTensorInfo* a, const GgufTensorInfo* b) {
+    const int la = block_index(a->name), lb = block_index(b->name);
+    return la != lb ? la < lb : a->name < b->name;
+  });
+  return order;
+}
+
+// The input's metadata with llama.cpp's changes: set_* removes a key and
+// appends it, and split files become one.
+GgufMetadata output_metadata(const GgufMetadata& in, uint32_t file_type) {
+  GgufMetadata md = in;
+  for (const char* key : {"general.quantization_version", "general.file_type", "split.no", "split.count",
+                          "split.tensors.count"})
+    md.erase(key);
+  md.set("general.quantization_version", GgufValue(kQuantizationVersion));
+  md.set("general.file_type", GgufValue(file_type));
+  return md;
+}
+
+// Refuses, before anything is written, what llama.cpp's quantizer refuses.
+void check_conversion(const GgufTensorInfo& t, Encoding to, bool allow_requantize) {
+  if (t.encoding == to) return;
+  const EncodingInfo from = encoding_info(t.encoding);
+  if (is_block_encoding(t.encoding) && !allow_requantize)
+    throw Error(ErrorKind::InvalidValue,
+                std::string("tensor is stored in ") + from.name + "; re-encoding it to " + encoding_info(to).name +
+                    " needs --allow-requantize",
+                Error::kNoOffset, t.name);
+  if (!from.has_codec)
+    throw Error(ErrorKind::UnknownEncoding, std::string("cannot decode tensor encoding ") + from.name,
+                Error::kNoOffset, t.name);
+}
+
+}  // namespace
+
+QuantizeSummary quantize_model(const QuantizeOptions& options,
+                               const std::function<void(const TensorDone&)>& on_tensor) {
+  if (options.type == nullptr) throw Error(ErrorKind::Usage, "no type to quantize to");
+  const QuantType& type = *options.type;
+  const GgufFile in = GgufFile::open(options.input);
+  const ModelFacts facts = model_facts(in.metadata());
+  const std::vector<const GgufTensorInfo*> order = llama_cpp_order(in);
+
+  std::vector<TensorToType> requests;
+  for (const GgufTensorInfo* t : order) requests.push_back({t->name, t->dims, t->encoding});
+  const std::vector<Encoding> encodings = choose_encodings(type, facts, requests, false);
+  for (size_t i = 0; i < order.size(); ++i) check_conversion(*order[i], encodings[i], options.allow_requantize);
+
+  cpu::ThreadPool pool(options.threads > 0 ? options.threads : cpu::default_thread_count());
+  GgufWriter writer;
+  writer.metadata() = output_metadata(in.metadata(), type.file_type);
+  QuantizeSummary summary;
+  summary.tensors = order.size();
+  for (size_t i = 0; i < order.size(); ++i) {
+    const GgufTensorInfo& t = *order[i];
+    const Encoding to = encodings[i];
+    if (to != t.encoding) ++summary.converted;
+    summary.input_bytes += t.n_bytes;
+    // ggml writes the dimensions up to the last one above 1.
+    std::vector<uint64_t> dims(t.dims.begin(), t.dims.begin() + significant_dims(t.dims));
+    writer.add_tensor(t.name, dims, to, [&, i, to](uint8_t* dst, uint64_t n_bytes) {
+      const std::span<const uint8_t> src = in.tensor_data(t);
+      if (to == t.encoding) {
+        std::memcpy(dst, src.data(), n_bytes);
+      } else {
+        const uint64_t row = t.dims[0];
+        convert_rows(pool, src.data(), t.encoding, dst, to, row, t.n_elements() / row, t.name);
+      }
+      summary.output_bytes += n_bytes;
+      if (on_tensor) on_tensor({i, order.size(), t.name, t.encoding, to});
+    });
+  }
+  writer.write(options.output);
+  return summary;
+}
+
+}  // namespace synapse::quant

@@ -1,0 +1,46 @@
+// Which encoding each tensor gets in a file of a given type: llama.cpp's
+// llama_tensor_get_type (src/llama-quant.cpp) for the file types of
+// quant_types.h, without imatrix, overrides or --output-tensor-type.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "encoding/encoding.h"
+#include "quantize/quant_types.h"
+
+namespace synapse::quant {
+
+// The hyperparameters llama.cpp's mix looks at.
+struct ModelFacts {
+  std::string arch;       // general.architecture
+  uint32_t n_layer = 0;   // {arch}.block_count
+  uint32_t n_expert = 0;  // {arch}.expert_count; 0 for dense models
+  uint32_t n_head = 0;    // of the first layer
+  uint32_t n_head_kv = 0;
+};
+
+struct TensorToType {
+  std::string_view name;
+  std::span<const uint64_t> dims;  // GGUF order: dims[0] is the row
+  Encoding stored;  // tensors llama.cpp does not quantize keep this
+};
+
+// Each tensor's encoding. `tensors` is the whole model in the order the
+// quantizer meets them: the mix counts attn_v and ffn_down tensors as it
+// goes (llama.cpp sorts by block, then name; any order that visits blocks
+// in turn gives the same types). 1-D tensors, norms, routers etc. keep
+// their stored encoding; unless `pure` (llama-quantize --pure), llama.cpp's
+// mix for the file type applies (Q6_K output, more bits for attn_v and
+// ffn_down in some layers, ...); then a row that is not a whole number of
+// blocks falls back (q4_K -> q5_0, q5_K -> q5_1, q6_K -> q8_0, and F16
+// where that still does not fit). Throws InvalidValue where llama.cpp
+// refuses: an ffn_down tensor of an expert model without a valid block
+// index.
+std::vector<Encoding> choose_encodings(const QuantType& type, const ModelFacts& model,
+                                       std::span<const TensorToType> tensors, bool pure);
+
+}  // namespace synapse::quant
