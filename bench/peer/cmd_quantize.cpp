@@ -1,4 +1,4 @@
-// quantize IN OUT TYPE [-t N] [--allow-requantize]: llama.cpp's own quantizer
+// quantize IN OUT TYPE [-t N] [--allow-requantize] [--pure]: llama.cpp's own quantizer
 // (llama_model_quantize with its default parameters: no imatrix, the type
 // mix of the file type), to compare `synapse quantize` with byte for byte.
 // TYPE takes synapse quantize's names (src/quantize/quant_types.h), so both
@@ -19,6 +19,7 @@ struct QuantizeArgs {
   std::string type;
   int threads = 1;
   bool allow_requantize = false;
+  bool pure = false;
 };
 
 int run_quantize(const QuantizeArgs& args, const PeerOptions& options) {
@@ -29,6 +30,7 @@ int run_quantize(const QuantizeArgs& args, const PeerOptions& options) {
   params.nthread = args.threads;
   params.ftype = static_cast<int32_t>(type->file_type);
   params.allow_requantize = args.allow_requantize;
+  params.pure = args.pure;
   if (api.model_quantize(args.input.c_str(), args.output.c_str(), &params) != 0) {
     // llama.cpp may have written part of the file.
     std::error_code ignored;
@@ -47,6 +49,7 @@ Action setup_quantize(CLI::App& sub, const PeerOptions& options) {
   sub.add_option("type", args->type, "file type, as synapse quantize names it (q8_0, q4_k_m, ...)")->required();
   sub.add_option("-t,--threads", args->threads, "threads (default 1)");
   sub.add_flag("--allow-requantize", args->allow_requantize, "re-encode quantized tensors");
+  sub.add_flag("--pure", args->pure, "no type mix (llama-quantize --pure)");
   return [args, &options] { return run_quantize(*args, options); };
 }
 

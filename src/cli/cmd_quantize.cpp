@@ -48,6 +48,8 @@ std::function<int()> setup(CLI::App& app) {
       ->required();
   app.add_option("-t,--threads", args->opts.threads, "threads encoding rows (default: one per core)")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--pure", args->opts.pure,
+               "no type mix: every quantizable weight gets TYPE's own encoding (llama-quantize --pure)");
   app.add_flag("--allow-requantize", args->opts.allow_requantize,
                "re-encode tensors already stored in a quantized encoding (llama-quantize --allow-requantize)");
   app.footer(
@@ -56,7 +58,8 @@ std::function<int()> setup(CLI::App& app) {
       "1-D tensors and routers keep their stored type. The output is byte for byte llama-quantize's.\n"
       "\nExamples:\n"
       "  synapse quantize model-f16.gguf model-q4_k_m.gguf q4_k_m\n"
-      "  synapse quantize model-f32.gguf model-q8_0.gguf Q8_0 -t 8\n");
+      "  synapse quantize model-f32.gguf model-q8_0.gguf Q8_0 -t 8\n"
+      "  synapse quantize model-f16.gguf model-q4_k.gguf q4_k --pure   # Q4_K everywhere it fits\n");
   return [args] { return run_quantize(*args); };
 }
 

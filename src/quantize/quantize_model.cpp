@@ -88,7 +88,7 @@ QuantizeSummary quantize_model(const QuantizeOptions& options,
 
   std::vector<TensorToType> requests;
   for (const GgufTensorInfo* t : order) requests.push_back({t->name, t->dims, t->encoding});
-  const std::vector<Encoding> encodings = choose_encodings(type, facts, requests, false);
+  const std::vector<Encoding> encodings = choose_encodings(type, facts, requests, options.pure);
   for (size_t i = 0; i < order.size(); ++i) check_conversion(*order[i], encodings[i], options.allow_requantize);
 
   cpu::ThreadPool pool(options.threads > 0 ? options.threads : cpu::default_thread_count());

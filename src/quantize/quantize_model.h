@@ -20,6 +20,7 @@ struct QuantizeOptions {
   // Re-encode tensors stored in a block encoding (llama.cpp refuses it by
   // default: the result has the errors of both encodings).
   bool allow_requantize = false;
+  bool pure = false;  // every quantizable weight gets the type's base encoding (llama-quantize --pure)
 };
 
 // One tensor written: its place, name and encodings.

@@ -18,12 +18,18 @@ std::vector<char> slurp(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
-// Quantizes `input` to `type` with both; expects identical files.
-void expect_same_bytes(const std::string& input, const std::string& type, const TempDir& dir) {
+// Quantizes `input` to `type` with both (`extra`: flags both take);
+// expects identical files.
+void expect_same_bytes(const std::string& input, const std::string& type, const TempDir& dir,
+                       const std::vector<std::string>& extra = {}) {
   const std::string ours = dir.file("ours-" + type + ".gguf"), peer = dir.file("peer-" + type + ".gguf");
-  const CommandResult a = run_synapse({"quantize", input, ours, type, "-t", "2"});
+  std::vector<std::string> ours_args = {"quantize", input, ours, type, "-t", "2"};
+  std::vector<std::string> peer_args = {"quantize", input, peer, type, "-t", "2"};
+  ours_args.insert(ours_args.end(), extra.begin(), extra.end());
+  peer_args.insert(peer_args.end(), extra.begin(), extra.end());
+  const CommandResult a = run_synapse(ours_args);
   ASSERT_EQ(a.exit_code, 0) << type << ": " << a.out;
-  const CommandResult b = run_peer({"quantize", input, peer, type, "-t", "2"});
+  const CommandResult b = run_peer(peer_args);
   ASSERT_EQ(b.exit_code, 0) << type << ": " << b.out;
   const std::vector<char> x = slurp(ours), y = slurp(peer);
   ASSERT_EQ(x.size(), y.size()) << type;
@@ -57,6 +63,15 @@ TEST(QuantizePeerSynth, KQuantMixesEqualLlamaCpps) {
   ASSERT_EQ(run_synapse({"synth", "--arch", "qwen2moe", "-o", moe}).exit_code, 0);
   for (const char* type : {"q4_k_m", "q5_k_m", "q4_k", "q5_k", "q6_k"}) expect_same_bytes(dense, type, dir);
   expect_same_bytes(moe, "q4_k_m", dir);
+}
+
+// --pure: no mix, every quantizable weight in the type's own encoding.
+TEST(QuantizePeerSynth, PureTypesEqualLlamaCpps) {
+  SYNAPSE_SKIP_UNLESS_PEER();
+  TempDir dir;
+  const std::string dense = dir.file("llama.gguf");
+  ASSERT_EQ(run_synapse({"synth", "--arch", "llama", "--n-layer", "8", "-o", dense}).exit_code, 0);
+  for (const char* type : {"q4_k_m", "q4_0", "q6_k"}) expect_same_bytes(dense, type, dir, {"--pure"});
 }
 
 }  // namespace
