@@ -42,11 +42,7 @@ struct TilePlan {
     t.kv_head = index % shape.kv_heads;
     t.first = index / shape.kv_heads * tile_queries;
     t.count = std::min(tile_queries, tokens * t.group() - t.first);
-    t.min_last = t.count < tile_layout(t, lanes).vectors * lanes ? -1 : t.last_key(t.first);
-    for (int64_t i = t.first; i < t.first + t.count; ++i) {
-      t.min_last = std::min(t.min_last, t.last_key(i));
-      t.max_last = std::max(t.max_last, t.last_key(i));
-    }
+    for (int64_t i = t.first; i < t.first + t.count; ++i) t.max_last = std::max(t.max_last, t.last_key(i));
     return t;
   }
 };
@@ -78,9 +74,12 @@ void prefetch_block(const TilePlan& plan, int64_t j0, int64_t n, int64_t kv_begi
 // The most queries (a multiple of lanes, at most kMaxTileQueries) whose
 // buffers for one tile fit in the workspace.
 int64_t tile_queries_for(int64_t head_dim, int64_t lanes) {
-  const int64_t per_query = (head_dim + 1) + 2 * (head_dim + 2) + kKeyBlock;
-  const int64_t fit = (kWorkspaceFloats - 2 * kKeyBlock * head_dim) / per_query;
-  return std::min(kMaxTileQueries, fit / lanes * lanes);
+  for (int64_t vectors = kMaxTileQueries / lanes; vectors > 1; --vectors) {
+    const TileLayout layout{lanes, vectors, head_dim};
+    if (layout.queries_floats() + 2 * layout.state_floats() + layout.scratch_floats() <= kWorkspaceFloats)
+      return vectors * lanes;
+  }
+  return lanes;
 }
 
 // A whole tile in one task: chunk by chunk, each merged as it is done.

@@ -1,9 +1,11 @@
 // The kernels of attention_tile.h, compiled once per Highway target.
 //
-// Scores and the weighted sum of values are outer products in lane layout:
-// a key row (or a value column) is broadcast element by element against
-// the tile's query vectors, so no key is ever transposed and every lane sums
-// its products one at a time in a fixed order, whatever its neighbours are.
+// Scores are computed with keys in lanes: for each head dimension e in
+// order, score[q][keys] += q[e] * keys_t[e][keys], keys_t being the block's
+// keys transposed once for all the tile's queries. The weighted sum of values
+// has head dimensions in lanes: acc[q][dims] += weight[q][i] * value[i][dims]
+// for each key i in order. Both are one fused multiply-add per step in a
+// fixed order, whatever the tile holds.
 
 #include "kernels/cpu/hwy_targets.h"  // first: configures Highway
 
@@ -12,8 +14,10 @@
 #include <cstring>
 #include <iterator>
 #include <limits>
+#include <type_traits>
 
 #include "encoding/blocks.h"
+#include "kernels/cpu/attention.h"
 #include "kernels/cpu/attention_tile.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -26,66 +30,17 @@ HWY_BEFORE_NAMESPACE();
 namespace synapse::cpu::HWY_NAMESPACE {
 namespace {
 
-// Register blocking of the outer products: kRows rows times kPair query
-// vectors of accumulators (16 of AVX-512's 32 registers, 8 of AVX2's 16).
-constexpr int kRows = HWY_MAX_BYTES >= 64 ? 8 : 4;
-constexpr int kPair = 2;
-constexpr size_t kMaxVectors = kMaxTileQueries / HWY_LANES(float);
+constexpr size_t kLanes = hn::MaxLanes(D());
+// Register blocking: kQueryRows queries at a time, against kKeyVectors
+// vectors of keys (scores) or kDimVectors vectors of head dimensions
+// (values): 16 accumulators of AVX-512's 32 registers, 8 of AVX2's 16.
+constexpr int kQueryRows = 4;
+constexpr int kKeyVectors = HWY_MAX_BYTES >= 64 ? 4 : 2;
+constexpr int kDimVectors = kKeyVectors;
+static_assert(kKeyBlock % (kKeyVectors * kLanes) == 0, "a key block is whole groups of key vectors");
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-int64_t lanes() { return static_cast<int64_t>(hn::Lanes(D())); }
-
-// For R rows r and NV query vectors v (lane arrays b_v = b + v * b_stride,
-// [k][lanes], and out_v = out + v * out_stride, [r][lanes]):
-//   out_v[r] = out_v[r] * rescale[v] (0 without rescale)
-//              + sum over k < depth of a[r * r_stride + k * k_stride] * b_v[k],
-// one fused multiply-add per k in k order.
-template <int R, int NV>
-HWY_INLINE void outer_product_block(const float* a, int64_t r_stride, int64_t k_stride, int64_t depth,
-                                    const float* b, int64_t b_stride, float* out, int64_t out_stride,
-                                    const V* rescale) {
-  const D d;
-  const int64_t n = lanes();
-  V acc[R][NV];
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < NV; ++v)
-      acc[r][v] = rescale ? hn::Mul(hn::LoadU(d, out + v * out_stride + r * n), rescale[v]) : hn::Zero(d);
-  for (int64_t k = 0; k < depth; ++k) {
-    V bk[NV];
-    for (int v = 0; v < NV; ++v) bk[v] = hn::LoadU(d, b + v * b_stride + k * n);
-    for (int r = 0; r < R; ++r) {
-      const V ar = hn::Set(d, a[r * r_stride + k * k_stride]);
-      for (int v = 0; v < NV; ++v) acc[r][v] = hn::MulAdd(ar, bk[v], acc[r][v]);
-    }
-  }
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < NV; ++v) hn::StoreU(acc[r][v], d, out + v * out_stride + r * n);
-}
-
-// outer_product_block over `rows` rows and `vectors` query vectors.
-template <int NV>
-void outer_product_rows(const float* a, int64_t r_stride, int64_t k_stride, int64_t depth, int64_t rows,
-                        const float* b, int64_t b_stride, float* out, int64_t out_stride, const V* rescale) {
-  const int64_t n = lanes();
-  int64_t r = 0;
-  for (; r + kRows <= rows; r += kRows)
-    outer_product_block<kRows, NV>(a + r * r_stride, r_stride, k_stride, depth, b, b_stride, out + r * n,
-                                   out_stride, rescale);
-  for (; r < rows; ++r)
-    outer_product_block<1, NV>(a + r * r_stride, r_stride, k_stride, depth, b, b_stride, out + r * n, out_stride,
-                               rescale);
-}
-
-void outer_product(const float* a, int64_t r_stride, int64_t k_stride, int64_t depth, int64_t rows, const float* b,
-                   int64_t b_stride, float* out, int64_t out_stride, int64_t vectors, const V* rescale) {
-  int64_t v = 0;
-  for (; v + kPair <= vectors; v += kPair)
-    outer_product_rows<kPair>(a, r_stride, k_stride, depth, rows, b + v * b_stride, b_stride, out + v * out_stride,
-                              out_stride, rescale ? rescale + v : nullptr);
-  for (; v < vectors; ++v)
-    outer_product_rows<1>(a, r_stride, k_stride, depth, rows, b + v * b_stride, b_stride, out + v * out_stride,
-                          out_stride, rescale ? rescale + v : nullptr);
-}
+int64_t lanes() { return static_cast<int64_t>(kLanes); }
 
 // n elements of a row stored in `encoding`, as f32 (exact in every encoding).
 void load_row(Encoding encoding, const uint8_t* src, float* dst, int64_t n) {
@@ -120,146 +75,258 @@ uint64_t head_offset(const AttentionTile& tile, const ref::StateRows& rows) {
   return static_cast<uint64_t>(tile.kv_head) * row_bytes(rows.encoding, static_cast<uint64_t>(tile.shape.head_dim));
 }
 
-// Keys and values j0 .. j0 + n - 1 of the tile's kv head into f32 rows;
-// returns a bit per hole (a row never written: zeros, not read).
-uint64_t load_block(const AttentionTile& tile, int64_t j0, int64_t n, float* keys, float* values) {
-  const int64_t head_dim = tile.shape.head_dim;
+// Transposes the kLanes x kLanes block of rows r: after log2(kLanes) rounds
+// of even/odd lane splits, r[c] holds what was column c.
+HWY_INLINE void transpose_square(V* r) {
+#if HWY_TARGET != HWY_SCALAR  // one lane: nothing to do
+  const D d;
+  for (size_t round = 1; round < kLanes; round *= 2) {
+    V split[kLanes];
+    for (size_t j = 0; j < kLanes / 2; ++j) {
+      split[j] = hn::ConcatEven(d, r[2 * j + 1], r[2 * j]);
+      split[kLanes / 2 + j] = hn::ConcatOdd(d, r[2 * j + 1], r[2 * j]);
+    }
+    std::copy(split, split + kLanes, r);
+  }
+#endif
+}
+
+// Keys and values j0 .. j0 + n - 1 of the tile's kv head in f32: keys
+// transposed into keys_t [head_stride][kKeyBlock] up to key `padded` (zeros
+// past n), values into values [n][head_stride] (zeros past head_dim).
+// Returns a bit per hole (a row never written: zeros, not read).
+uint64_t load_block(const AttentionTile& tile, const TileLayout& layout, int64_t j0, int64_t n, int64_t padded,
+                    float* keys_t, float* values) {
+  const D d;
+  const int64_t head_dim = layout.head_dim;
+  const int64_t stride = layout.head_stride();
   const ref::StateRows& k = *tile.k;
   const ref::StateRows& v = *tile.v;
   const uint64_t k_offset = head_offset(tile, k);
   const uint64_t v_offset = head_offset(tile, v);
+  alignas(64) float rows[kLanes * kMaxAttentionHeadDim];  // kLanes keys as rows
   uint64_t holes = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    float* key = keys + i * head_dim;
-    float* value = values + i * head_dim;
-    if (!k.has(j0 + i)) {
-      holes |= uint64_t{1} << i;
-      std::fill(key, key + head_dim, 0.0f);
-      std::fill(value, value + head_dim, 0.0f);
-      continue;
+  for (int64_t i0 = 0; i0 < padded; i0 += lanes()) {
+    for (int64_t r = 0; r < lanes(); ++r) {
+      const int64_t i = i0 + r;
+      float* key = rows + r * stride;
+      float* value = values + i * stride;
+      if (i >= n || !k.has(j0 + i)) {
+        if (i < n) {
+          holes |= uint64_t{1} << i;
+          std::fill(value, value + stride, 0.0f);
+        }
+        std::fill(key, key + stride, 0.0f);
+        continue;
+      }
+      load_row(k.encoding, k.row(j0 + i) + k_offset, key, head_dim);
+      load_row(v.encoding, v.row(j0 + i) + v_offset, value, head_dim);
+      std::fill(key + head_dim, key + stride, 0.0f);
+      std::fill(value + head_dim, value + stride, 0.0f);
     }
-    load_row(k.encoding, k.row(j0 + i) + k_offset, key, head_dim);
-    load_row(v.encoding, v.row(j0 + i) + v_offset, value, head_dim);
+    for (int64_t e0 = 0; e0 < stride; e0 += lanes()) {
+      V square[kLanes];
+      for (size_t r = 0; r < kLanes; ++r) square[r] = hn::Load(d, rows + r * stride + e0);
+      transpose_square(square);
+      for (size_t c = 0; c < kLanes; ++c) hn::Store(square[c], d, keys_t + (e0 + c) * kKeyBlock + i0);
+    }
   }
   return holes;
 }
 
 void load_queries(const AttentionTile& tile, float* queries) {
-  const TileLayout layout = tile_layout(tile, lanes());
-  const int64_t head_dim = layout.head_dim;
+  const int64_t head_dim = tile.shape.head_dim;
   const int64_t group = tile.group();
   const int64_t width = tile.shape.heads * head_dim;
-  float* last = queries + layout.vectors * head_dim * layout.lanes;
-  for (int64_t v = 0; v < layout.vectors; ++v)
-    for (int64_t lane = 0; lane < layout.lanes; ++lane) {
-      const int64_t i = v * layout.lanes + lane;
-      float* column = queries + v * head_dim * layout.lanes + lane;
-      if (i >= tile.count) {  // an unused lane: sees no key
-        for (int64_t e = 0; e < head_dim; ++e) column[e * layout.lanes] = 0.0f;
-        last[i] = -1.0f;
-        continue;
-      }
-      const int64_t query = tile.first + i;
-      const float* q = tile.q + query / group * width + (tile.kv_head * group + query % group) * head_dim;
-      for (int64_t e = 0; e < head_dim; ++e) column[e * layout.lanes] = q[e] * tile.shape.scale;
-      last[i] = static_cast<float>(tile.last_key(query));
-    }
-}
-
-// Scores -inf for the keys of the block at j0 a lane may not see.
-void mask_scores(const AttentionTile& tile, const TileLayout& layout, const float* last, int64_t j0, int64_t n,
-                 uint64_t holes, float* scores) {
-  const D d;
-  const V neg_inf = hn::Set(d, kNegInf);
-  const int64_t first_masked = std::max<int64_t>(0, tile.min_last + 1 - j0);
-  for (int64_t v = 0; v < layout.vectors; ++v) {
-    float* s = scores + v * kKeyBlock * layout.lanes;
-    const V last_v = hn::LoadU(d, last + v * layout.lanes);
-    for (int64_t i = first_masked; i < n; ++i) {
-      const auto later = hn::Lt(last_v, hn::Set(d, static_cast<float>(j0 + i)));
-      hn::StoreU(hn::IfThenElse(later, neg_inf, hn::LoadU(d, s + i * layout.lanes)), d, s + i * layout.lanes);
-    }
-    for (uint64_t h = holes; h != 0; h &= h - 1)
-      hn::StoreU(neg_inf, d, s + std::countr_zero(h) * layout.lanes);
+  for (int64_t i = 0; i < tile.count; ++i) {
+    const int64_t query = tile.first + i;
+    const float* q = tile.q + query / group * width + (tile.kv_head * group + query % group) * head_dim;
+    for (int64_t e = 0; e < head_dim; ++e) queries[i * head_dim + e] = q[e] * tile.shape.scale;
   }
 }
 
-// The online softmax step of one block: scores become weights
-// exp(score - m), m and l move on, and rescale[v] is what the earlier acc
-// must be multiplied by (exactly 1 where m did not grow).
+// scores[q][keys] = sum over e < depth, in order, of queries[q][e] * keys_t[e][keys]
+// for Q queries and kKeyVectors vectors of keys.
+template <int Q>
+HWY_INLINE void score_rows(const float* queries, int64_t depth, const float* keys_t, float* scores) {
+  const D d;
+  V acc[Q][kKeyVectors];
+  for (int q = 0; q < Q; ++q)
+    for (int g = 0; g < kKeyVectors; ++g) acc[q][g] = hn::Zero(d);
+  for (int64_t e = 0; e < depth; ++e) {
+    V key[kKeyVectors];
+    for (int g = 0; g < kKeyVectors; ++g) key[g] = hn::Load(d, keys_t + e * kKeyBlock + g * lanes());
+    for (int q = 0; q < Q; ++q) {
+      const V qe = hn::Set(d, queries[q * depth + e]);
+      for (int g = 0; g < kKeyVectors; ++g) acc[q][g] = hn::MulAdd(qe, key[g], acc[q][g]);
+    }
+  }
+  for (int q = 0; q < Q; ++q)
+    for (int g = 0; g < kKeyVectors; ++g) hn::Store(acc[q][g], d, scores + q * kKeyBlock + g * lanes());
+}
+
+// acc[q][dims] = acc[q][dims] * rescale[q] + sum over i < n, in order, of
+// weights[q][i] * values[i][dims], for Q queries and DV vectors of dims.
+template <int Q, int DV>
+HWY_INLINE void accumulate_rows(const float* weights, const float* rescale, const float* values, int64_t stride,
+                                int64_t n, float* acc) {
+  const D d;
+  V sum[Q][DV];
+  for (int q = 0; q < Q; ++q)
+    for (int c = 0; c < DV; ++c) sum[q][c] = hn::Mul(hn::Load(d, acc + q * stride + c * lanes()), hn::Set(d, rescale[q]));
+  for (int64_t i = 0; i < n; ++i) {
+    V value[DV];
+    for (int c = 0; c < DV; ++c) value[c] = hn::Load(d, values + i * stride + c * lanes());
+    for (int q = 0; q < Q; ++q) {
+      const V w = hn::Set(d, weights[q * kKeyBlock + i]);
+      for (int c = 0; c < DV; ++c) sum[q][c] = hn::MulAdd(w, value[c], sum[q][c]);
+    }
+  }
+  for (int q = 0; q < Q; ++q)
+    for (int c = 0; c < DV; ++c) hn::Store(sum[q][c], d, acc + q * stride + c * lanes());
+}
+
+template <int Q>
+void accumulate_queries(const float* weights, const float* rescale, const float* values, int64_t stride, int64_t n,
+                        float* acc) {
+  int64_t c = 0;
+  for (; c + kDimVectors * lanes() <= stride; c += kDimVectors * lanes())
+    accumulate_rows<Q, kDimVectors>(weights, rescale, values + c, stride, n, acc + c);
+  for (; c < stride; c += lanes()) accumulate_rows<Q, 1>(weights, rescale, values + c, stride, n, acc + c);
+}
+
+// Queries [0, count) in groups of up to kQueryRows: f(group size, first query).
+template <class F>
+HWY_INLINE void for_query_rows(int64_t count, const F& f) {
+  int64_t q = 0;
+  for (; q + kQueryRows <= count; q += kQueryRows) f(std::integral_constant<int, kQueryRows>(), q);
+  switch (count - q) {
+    case 3: f(std::integral_constant<int, 3>(), q); break;
+    case 2: f(std::integral_constant<int, 2>(), q); break;
+    case 1: f(std::integral_constant<int, 1>(), q); break;
+    default: break;
+  }
+}
+
 // hn::Exp converts its argument to int32 first, which is undefined for -inf
-// and NaN (an empty lane's -inf - -inf; UBSan flags it on the emulated
+// and NaN (an empty query's -inf - -inf; UBSan flags it on the emulated
 // target); below -104 it gives exactly 0, so such arguments become -105.
 V exp_of(const D d, V x) {
   const V floor = hn::Set(d, -105.0f);
   return hn::Exp(d, hn::IfThenElse(hn::Ge(x, floor), x, floor));
 }
 
-void softmax_step(const TileLayout& layout, int64_t n, float* scores, float* state, V* rescale) {
+// The online softmax step of one block for the tile's queries: scores
+// (-inf where masked) become weights exp(score - m), m and l move on, and
+// rescale[q] is what the earlier acc must be multiplied by (exactly 1 where
+// m did not grow).
+void softmax_step(const AttentionTile& tile, const TileLayout& layout, int64_t padded, float* scores, float* state,
+                  float* rescale) {
   const D d;
   const V neg_inf = hn::Set(d, kNegInf);
-  for (int64_t v = 0; v < layout.vectors; ++v) {
-    float* s = scores + v * kKeyBlock * layout.lanes;
-    float* l = state + (v * (layout.head_dim + 2) + layout.head_dim) * layout.lanes;
-    float* m = l + layout.lanes;
-    V block_max = neg_inf;
-    for (int64_t i = 0; i < n; ++i) block_max = hn::Max(block_max, hn::LoadU(d, s + i * layout.lanes));
-    const V old_max = hn::LoadU(d, m);
-    const V new_max = hn::Max(old_max, block_max);
-    rescale[v] = hn::IfThenElse(hn::Gt(new_max, old_max), exp_of(d, hn::Sub(old_max, new_max)), hn::Set(d, 1.0f));
-    // A lane that has seen no key yet keeps m = -inf; its weights are 0.
-    const V reference = hn::IfThenElse(hn::Eq(new_max, neg_inf), hn::Zero(d), new_max);
+  alignas(64) float block_max[kMaxTileQueries];
+  alignas(64) float block_sum[kMaxTileQueries];
+  alignas(64) float reference[kMaxTileQueries];
+  std::fill(block_max, block_max + layout.queries(), kNegInf);
+  for (int64_t q = 0; q < tile.count; ++q) {
+    V m = neg_inf;
+    for (int64_t i = 0; i < padded; i += lanes()) m = hn::Max(m, hn::Load(d, scores + q * kKeyBlock + i));
+    block_max[q] = hn::GetLane(hn::MaxOfLanes(d, m));
+  }
+  float* l = state + layout.queries() * layout.head_stride();
+  float* m = l + layout.queries();
+  for (int64_t q = 0; q < layout.queries(); q += lanes()) {
+    const V old_max = hn::Load(d, m + q);
+    const V new_max = hn::Max(old_max, hn::Load(d, block_max + q));
+    hn::Store(hn::IfThenElse(hn::Gt(new_max, old_max), exp_of(d, hn::Sub(old_max, new_max)), hn::Set(d, 1.0f)), d,
+              rescale + q);
+    // A query that has seen no key yet keeps m = -inf; its weights are 0.
+    hn::Store(hn::IfThenElse(hn::Eq(new_max, neg_inf), hn::Zero(d), new_max), d, reference + q);
+    hn::Store(new_max, d, m + q);
+  }
+  std::fill(block_sum, block_sum + layout.queries(), 0.0f);
+  for (int64_t q = 0; q < tile.count; ++q) {
+    const V shift = hn::Set(d, reference[q]);
     V sum = hn::Zero(d);
-    for (int64_t i = 0; i < n; ++i) {
-      const V weight = exp_of(d, hn::Sub(hn::LoadU(d, s + i * layout.lanes), reference));
-      hn::StoreU(weight, d, s + i * layout.lanes);
+    for (int64_t i = 0; i < padded; i += lanes()) {
+      float* s = scores + q * kKeyBlock + i;
+      const V weight = exp_of(d, hn::Sub(hn::Load(d, s), shift));
+      hn::Store(weight, d, s);
       sum = hn::Add(sum, weight);
     }
-    hn::StoreU(hn::MulAdd(hn::LoadU(d, l), rescale[v], sum), d, l);
-    hn::StoreU(new_max, d, m);
+    block_sum[q] = hn::GetLane(hn::SumOfLanes(d, sum));
+  }
+  for (int64_t q = 0; q < layout.queries(); q += lanes())
+    hn::Store(hn::MulAdd(hn::Load(d, l + q), hn::Load(d, rescale + q), hn::Load(d, block_sum + q)), d, l + q);
+}
+
+// Scores -inf for the keys of the block at j0 a query may not see.
+void mask_scores(const AttentionTile& tile, int64_t j0, int64_t padded, uint64_t holes, float* scores) {
+  const D d;
+  const V neg_inf = hn::Set(d, kNegInf);
+  for (int64_t q = 0; q < tile.count; ++q) {
+    float* s = scores + q * kKeyBlock;
+    const int64_t visible = std::clamp<int64_t>(tile.last_key(tile.first + q) + 1 - j0, 0, padded);
+    for (int64_t i = visible / lanes() * lanes(); i < padded; i += lanes()) {
+      const auto seen = hn::FirstN(d, static_cast<size_t>(std::max<int64_t>(0, visible - i)));
+      hn::Store(hn::IfThenElse(seen, hn::Load(d, s + i), neg_inf), d, s + i);
+    }
+    for (uint64_t h = holes; h != 0; h &= h - 1) s[std::countr_zero(h)] = kNegInf;
   }
 }
 
 void attend_block(const AttentionTile& tile, const float* queries, int64_t j0, int64_t n, float* scratch,
                   float* state) {
   const TileLayout layout = tile_layout(tile, lanes());
-  const int64_t head_dim = layout.head_dim;
-  const int64_t q_stride = head_dim * layout.lanes;            // between query vectors of queries
-  const int64_t s_stride = kKeyBlock * layout.lanes;           // ... of the scores
-  const int64_t state_stride = (head_dim + 2) * layout.lanes;  // ... of the state
-  float* keys = scratch;
-  float* values = keys + kKeyBlock * head_dim;
-  float* scores = values + kKeyBlock * head_dim;
-  const uint64_t holes = load_block(tile, j0, n, keys, values);
-  // scores[v][i] = sum over e of keys[i][e] * queries[v][e]
-  outer_product(keys, head_dim, 1, head_dim, n, queries, q_stride, scores, s_stride, layout.vectors, nullptr);
-  mask_scores(tile, layout, queries + layout.vectors * q_stride, j0, n, holes, scores);
-  V rescale[kMaxVectors];
-  softmax_step(layout, n, scores, state, rescale);
-  // acc[v][e] = acc[v][e] * rescale[v] + sum over i of values[i][e] * weights[v][i]
-  outer_product(values, 1, head_dim, n, head_dim, scores, s_stride, state, state_stride, layout.vectors, rescale);
+  const int64_t stride = layout.head_stride();
+  constexpr int64_t kKeyStep = kKeyVectors * kLanes;
+  const int64_t padded = (n + kKeyStep - 1) / kKeyStep * kKeyStep;
+  float* keys_t = scratch;
+  float* values = keys_t + stride * kKeyBlock;
+  float* scores = values + kKeyBlock * stride;
+  const uint64_t holes = load_block(tile, layout, j0, n, padded, keys_t, values);
+  for_query_rows(tile.count, [&](auto rows, int64_t q) {
+    for (int64_t i = 0; i < padded; i += kKeyStep)
+      score_rows<decltype(rows)::value>(queries + q * layout.head_dim, layout.head_dim, keys_t + i, scores + q * kKeyBlock + i);
+  });
+  mask_scores(tile, j0, padded, holes, scores);
+  alignas(64) float rescale[kMaxTileQueries];
+  softmax_step(tile, layout, padded, scores, state, rescale);
+  for_query_rows(tile.count, [&](auto rows, int64_t q) {
+    accumulate_queries<decltype(rows)::value>(scores + q * kKeyBlock, rescale + q, values, stride, n, state + q * stride);
+  });
 }
 
-// The rows acc and l of both states scale by exp(own m - common m) (exactly
-// 1 for the state holding the common m, so an empty state changes nothing).
+// acc and l of both states scale by exp(own m - common m) (exactly 1 for
+// the state holding the common m, so an empty state changes nothing).
 void merge(const AttentionTile& tile, const float* chunk, float* state) {
   const D d;
   const TileLayout layout = tile_layout(tile, lanes());
-  const int64_t scaled_rows = layout.head_dim + 1;
-  for (int64_t v = 0; v < layout.vectors; ++v) {
-    const float* c = chunk + v * (layout.head_dim + 2) * layout.lanes;
-    float* s = state + v * (layout.head_dim + 2) * layout.lanes;
-    const V state_max = hn::LoadU(d, s + scaled_rows * layout.lanes);
-    const V chunk_max = hn::LoadU(d, c + scaled_rows * layout.lanes);
+  const int64_t stride = layout.head_stride();
+  const int64_t queries = layout.queries();
+  alignas(64) float own[kMaxTileQueries];
+  alignas(64) float other[kMaxTileQueries];
+  const V one = hn::Set(d, 1.0f);
+  for (int64_t q = 0; q < queries; q += lanes()) {
+    float* l = state + queries * stride + q;
+    const float* chunk_l = chunk + queries * stride + q;
+    const V state_max = hn::Load(d, l + queries);
+    const V chunk_max = hn::Load(d, chunk_l + queries);
     const V max = hn::Max(state_max, chunk_max);
-    const V one = hn::Set(d, 1.0f);
     const V a = hn::IfThenElse(hn::Eq(state_max, max), one, exp_of(d, hn::Sub(state_max, max)));
     const V b = hn::IfThenElse(hn::Eq(chunk_max, max), one, exp_of(d, hn::Sub(chunk_max, max)));
-    for (int64_t r = 0; r < scaled_rows; ++r) {
-      float* x = s + r * layout.lanes;
-      hn::StoreU(hn::MulAdd(hn::LoadU(d, c + r * layout.lanes), b, hn::Mul(hn::LoadU(d, x), a)), d, x);
+    hn::Store(a, d, own + q);
+    hn::Store(b, d, other + q);
+    hn::Store(hn::MulAdd(hn::Load(d, chunk_l), b, hn::Mul(hn::Load(d, l), a)), d, l);
+    hn::Store(max, d, l + queries);
+  }
+  for (int64_t q = 0; q < tile.count; ++q) {
+    const V a = hn::Set(d, own[q]);
+    const V b = hn::Set(d, other[q]);
+    for (int64_t c = 0; c < stride; c += lanes()) {
+      float* x = state + q * stride + c;
+      hn::Store(hn::MulAdd(hn::Load(d, chunk + q * stride + c), b, hn::Mul(hn::Load(d, x), a)), d, x);
     }
-    hn::StoreU(max, d, s + scaled_rows * layout.lanes);
   }
 }
 
@@ -267,23 +334,29 @@ void finish(const AttentionTile& tile, const float* state, float* out) {
   const D d;
   const TileLayout layout = tile_layout(tile, lanes());
   const int64_t head_dim = layout.head_dim;
+  const int64_t stride = layout.head_stride();
   const int64_t group = tile.group();
   const int64_t width = tile.shape.heads * head_dim;
-  for (int64_t v = 0; v < layout.vectors; ++v) {
-    const float* s = state + v * (head_dim + 2) * layout.lanes;
-    const int64_t used = std::min(layout.lanes, tile.count - v * layout.lanes);
-    float* rows[kMaxLanes];
-    for (int64_t lane = 0; lane < used; ++lane) {
-      const int64_t query = tile.first + v * layout.lanes + lane;
-      rows[lane] = out + query / group * width + (tile.kv_head * group + query % group) * head_dim;
-    }
-    const V l = hn::LoadU(d, s + head_dim * layout.lanes);
-    const V inverse = hn::IfThenElse(hn::Gt(l, hn::Zero(d)), hn::Div(hn::Set(d, 1.0f), l), hn::Zero(d));
-    alignas(64) float column[kMaxLanes];
-    for (int64_t e = 0; e < head_dim; ++e) {
+  const float* l = state + layout.queries() * stride;
+  alignas(64) float inverse[kMaxTileQueries];
+  for (int64_t q = 0; q < layout.queries(); q += lanes()) {
+    const V lq = hn::Load(d, l + q);
+    hn::Store(hn::IfThenElse(hn::Gt(lq, hn::Zero(d)), hn::Div(hn::Set(d, 1.0f), lq), hn::Zero(d)), d, inverse + q);
+  }
+  alignas(64) float tail[kMaxLanes];
+  for (int64_t q = 0; q < tile.count; ++q) {
+    const int64_t query = tile.first + q;
+    float* row = out + query / group * width + (tile.kv_head * group + query % group) * head_dim;
+    const V scale = hn::Set(d, inverse[q]);
+    for (int64_t c = 0; c < head_dim; c += lanes()) {
       // + 0 writes -0 as +0 (see attention_tile.h).
-      hn::Store(hn::Add(hn::Mul(hn::LoadU(d, s + e * layout.lanes), inverse), hn::Zero(d)), d, column);
-      for (int64_t lane = 0; lane < used; ++lane) rows[lane][e] = column[lane];
+      const V x = hn::Add(hn::Mul(hn::Load(d, state + q * stride + c), scale), hn::Zero(d));
+      if (c + lanes() <= head_dim) {
+        hn::StoreU(x, d, row + c);
+      } else {
+        hn::Store(x, d, tail);
+        std::copy(tail, tail + (head_dim - c), row + c);
+      }
     }
   }
 }
@@ -300,12 +373,9 @@ int64_t AttentionTile::last_key(int64_t i) const {
 }
 
 void reset_state(const TileLayout& layout, float* state) {
-  for (int64_t v = 0; v < layout.vectors; ++v) {
-    float* s = state + v * (layout.head_dim + 2) * layout.lanes;
-    std::fill(s, s + (layout.head_dim + 1) * layout.lanes, 0.0f);  // acc and l
-    std::fill(s + (layout.head_dim + 1) * layout.lanes, s + (layout.head_dim + 2) * layout.lanes,
-              -std::numeric_limits<float>::infinity());  // m
-  }
+  float* m = state + layout.queries() * (layout.head_stride() + 1);
+  std::fill(state, m, 0.0f);  // acc and l
+  std::fill(m, m + layout.queries(), -std::numeric_limits<float>::infinity());
 }
 
 AttentionTileKernel attention_tile_kernel(CpuTarget target) {

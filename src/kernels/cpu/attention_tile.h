@@ -1,18 +1,21 @@
 // The per-target inner kernel of cpu::causal_attention (attention.h): a tile
-// of queries that share one kv head, held "in lanes" (lane l of query
-// vector v is the tile's query v * lanes + l), against one block of keys at
-// a time.
+// of queries that share one kv head against one block of keys at a time.
 //
 // A query's arithmetic is fixed by its own position alone: the keys are cut
 // into chunks of kChunkKeys and blocks of kKeyBlock counted from position 0;
 // within a chunk, blocks update an online softmax state (max m, sum l, the
-// weighted sum acc of the values) lane by lane; chunk states are merged in
-// chunk order. A lane never looks at another lane, and keys a query may not
-// see (later positions, holes, keys the tile reads for its other queries)
-// get weight exactly 0, so a query's bits do not depend on which tile holds
-// it, on the tile's other queries, or on which thread computes which chunk.
-// (A weight-0 key can only flip the sign of an exact zero in acc; `finish`
-// writes every zero as +0.)
+// weighted sum acc of the values) query by query; chunk states are merged
+// in chunk order. Keys a query may not see (later positions, holes, keys the
+// tile reads for its other queries) get weight exactly 0, so a query's bits
+// do not depend on which tile holds it, on the tile's other queries, or on
+// which thread computes which chunk. (A weight-0 key can only flip the sign
+// of an exact zero in acc; `finish` writes every zero as +0.)
+//
+// Every lane of every vector does useful work whatever the tile's size, so
+// a decode step (a tile of one token's `group` queries) costs no more per
+// score than a prompt: scores have keys in lanes (a block's keys are
+// transposed once for all the tile's queries), the weighted sum of values
+// has head dimensions in lanes.
 #pragma once
 
 #include <cstdint>
@@ -37,9 +40,7 @@ struct AttentionTile {
   int64_t kv_head = 0;
   int64_t first = 0;
   int64_t count = 0;
-  // Smallest and largest last visible key over the tile's lanes (an unused
-  // lane counts as -1 in the smallest).
-  int64_t min_last = -1;
+  // The largest last visible key over the tile's queries.
   int64_t max_last = -1;
 
   int64_t group() const { return shape.heads / shape.kv_heads; }
@@ -47,19 +48,22 @@ struct AttentionTile {
   int64_t last_key(int64_t i) const;
 };
 
-// Sizes, in floats, of a tile's lane-layout buffers.
+// Sizes, in floats, of a tile's buffers.
 struct TileLayout {
   int64_t lanes = 0;
-  int64_t vectors = 0;  // query vectors of the tile
+  int64_t vectors = 0;  // vectors of queries (lanes queries each) of the tile
   int64_t head_dim = 0;
 
-  // The queries times the scale, [vectors][head_dim][lanes], then each
-  // lane's last visible key, [vectors][lanes].
-  int64_t queries_floats() const { return vectors * lanes * (head_dim + 1); }
-  // A softmax state: per vector acc [head_dim][lanes], l [lanes], m [lanes].
-  int64_t state_floats() const { return vectors * lanes * (head_dim + 2); }
-  // One key block's K and V rows in f32 and the scores of the tile.
-  int64_t scratch_floats() const { return 2 * kKeyBlock * head_dim + vectors * lanes * kKeyBlock; }
+  int64_t queries() const { return vectors * lanes; }
+  // head_dim rounded up to whole vectors: the row stride of values and acc.
+  int64_t head_stride() const { return (head_dim + lanes - 1) / lanes * lanes; }
+  // The queries times the scale, [queries][head_dim].
+  int64_t queries_floats() const { return queries() * head_dim; }
+  // A softmax state: acc [queries][head_stride], then l [queries], m [queries].
+  int64_t state_floats() const { return queries() * (head_stride() + 2); }
+  // One key block: keys transposed [head_stride][kKeyBlock], values
+  // [kKeyBlock][head_stride] in f32, and the tile's scores [queries][kKeyBlock].
+  int64_t scratch_floats() const { return 2 * kKeyBlock * head_stride() + queries() * kKeyBlock; }
 };
 
 inline TileLayout tile_layout(const AttentionTile& tile, int64_t lanes) {
