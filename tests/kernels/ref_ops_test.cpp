@@ -151,6 +151,23 @@ TEST(RefOpsAttention, UnwrittenPositionsAreMasked) {
   EXPECT_NEAR(out, 7, kTol);
 }
 
+// for_each_row visits rows in order across page boundaries with row() and
+// has()'s answers, and a null row in a page never mapped.
+TEST(RefOpsAttention, ForEachRowMatchesRowAndHasAcrossPages) {
+  std::vector<uint8_t> page0(3 * 8), page2(3 * 8);
+  const uint8_t* pages[] = {page0.data(), nullptr, page2.data()};
+  const uint64_t written0 = 0b101, written2 = 0b011;
+  const uint64_t* written[] = {&written0, nullptr, &written2};
+  const StateRows rows{pages, written, 3, 2, 9, Encoding::F32, 8};
+  std::vector<int64_t> seen;
+  rows.for_each_row(1, 7, [&](int64_t p, const uint8_t* row, bool present) {
+    seen.push_back(p);
+    EXPECT_EQ(present, rows.has(p)) << p;
+    EXPECT_EQ(row, p / 3 == 1 ? nullptr : rows.row(p)) << p;
+  });
+  EXPECT_EQ(seen, (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7}));
+}
+
 TEST(RefOpsActivation, SwiGluIsSiluOfGateTimesUp) {
   const std::vector<float> gate{1, 0, -2}, up{3, 5, 2};
   std::vector<float> y(3);

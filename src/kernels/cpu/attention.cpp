@@ -15,6 +15,8 @@ constexpr int64_t kWorkspaceFloats = 96 * 1024;
 // Floats of the caller's stack buffer for chunk states when chunks are
 // computed by separate tasks.
 constexpr int64_t kSplitFloats = 64 * 1024;
+// The most tiles one task of a split holds.
+constexpr int64_t kMaxGroupTiles = 64;
 
 // How the queries of a call are cut into tiles: tiles_per_kv tiles of
 // tile_queries queries for each kv head, tile index = kv head + kv_heads * n
@@ -56,48 +58,35 @@ int64_t block_keys(int64_t c, int64_t j0, int64_t last) {
   return std::max<int64_t>(0, std::min({kKeyBlock, (c + 1) * kChunkKeys - j0, last + 1 - j0}));
 }
 
-// Asks for kv heads [kv_begin, kv_end) of the key and value rows of the
-// block at j0 ahead of their use: a head is a short piece of each row, one
-// row apart, which the hardware prefetchers do not follow across pages.
-void prefetch_block(const TilePlan& plan, int64_t j0, int64_t n, int64_t kv_begin, int64_t kv_end) {
-  constexpr uint64_t kLine = 64;
-  for (const ref::StateRows* rows : {plan.k, plan.v}) {
-    const uint64_t head = row_bytes(rows->encoding, static_cast<uint64_t>(plan.shape.head_dim));
-    for (int64_t j = j0; j < j0 + n; ++j) {
-      if (!plan.k->has(j)) continue;
-      const uint8_t* row = rows->row(j);
-      for (uint64_t b = kv_begin * head; b < kv_end * head; b += kLine) __builtin_prefetch(row + b);
-    }
-  }
-}
-
 // The most queries (a multiple of lanes, at most kMaxTileQueries) whose
 // buffers for one tile fit in the workspace.
 int64_t tile_queries_for(int64_t head_dim, int64_t lanes) {
   for (int64_t vectors = kMaxTileQueries / lanes; vectors > 1; --vectors) {
     const TileLayout layout{lanes, vectors, head_dim};
-    if (layout.queries_floats() + 2 * layout.state_floats() + layout.scratch_floats() <= kWorkspaceFloats)
+    if (layout.queries_floats() + 2 * layout.state_floats() + layout.block_floats() + layout.scores_floats() <=
+        kWorkspaceFloats)
       return vectors * lanes;
   }
   return lanes;
 }
 
 // A whole tile in one task: chunk by chunk, each merged as it is done.
-void attend_tile(const AttentionTileKernel& kernel, const TilePlan& plan, const AttentionTile& tile, float* out) {
+void attend_tile(const AttentionTileKernel& kernel, const AttentionTile& tile, float* out) {
   alignas(64) float workspace[kWorkspaceFloats];
   const TileLayout layout = tile_layout(tile, kernel.lanes);
   float* queries = workspace;
   float* state = queries + layout.queries_floats();
   float* chunk = state + layout.state_floats();
-  float* scratch = chunk + layout.state_floats();
+  float* block = chunk + layout.state_floats();
+  float* scores = block + layout.block_floats();
   kernel.load_queries(tile, queries);
   reset_state(layout, state);
   for (int64_t c = 0; c < chunks_of(tile); ++c) {
     reset_state(layout, chunk);
     for (int64_t j0 = c * kChunkKeys; block_keys(c, j0, tile.max_last) > 0; j0 += kKeyBlock) {
-      const int64_t next = j0 + kKeyBlock;
-      prefetch_block(plan, next, block_keys(next / kChunkKeys, next, tile.max_last), tile.kv_head, tile.kv_head + 1);
-      kernel.attend_block(tile, queries, j0, block_keys(c, j0, tile.max_last), scratch, chunk);
+      const int64_t n = block_keys(c, j0, tile.max_last);
+      const uint64_t holes = kernel.load_block(&tile, 1, j0, n, &block);
+      kernel.attend_block(tile, queries, j0, n, holes, block, scores, chunk);
     }
     kernel.merge(tile, chunk, state);
   }
@@ -105,29 +94,33 @@ void attend_tile(const AttentionTileKernel& kernel, const TilePlan& plan, const 
 }
 
 // One chunk of tiles [t_begin, t_end) (kv heads of the same queries): block
-// by block, every tile's kv head in turn, so the block's rows are read from
-// memory once for all of them. The state of tile t goes to states[t].
+// by block, loaded for all the tiles at once so the block's rows are read
+// from memory once, then every tile in turn. The state of tile t goes to
+// states[t].
 void attend_chunk_of_tiles(const AttentionTileKernel& kernel, const TilePlan& plan, int64_t c, int64_t t_begin,
                            int64_t t_end, float* states, int64_t slot) {
   alignas(64) float workspace[kWorkspaceFloats];
-  const int64_t queries_floats = plan.widest().queries_floats();
-  float* scratch = workspace + (t_end - t_begin) * queries_floats;
-  int64_t kv_begin = plan.shape.kv_heads, kv_end = 0, last = -1;
-  for (int64_t t = t_begin; t < t_end; ++t) {
-    const AttentionTile tile = plan.tile(t);
-    kernel.load_queries(tile, workspace + (t - t_begin) * queries_floats);
-    reset_state(tile_layout(tile, kernel.lanes), states + t * slot);
-    kv_begin = std::min(kv_begin, tile.kv_head);
-    kv_end = std::max(kv_end, tile.kv_head + 1);
-    last = std::max(last, tile.max_last);
+  const TileLayout widest = plan.widest();
+  const int64_t per_tile = widest.queries_floats() + widest.block_floats();
+  float* scores = workspace + (t_end - t_begin) * per_tile;
+  AttentionTile tiles[kMaxGroupTiles];
+  float* blocks[kMaxGroupTiles];
+  const int64_t count = t_end - t_begin;
+  int64_t last = -1;
+  for (int64_t t = 0; t < count; ++t) {
+    tiles[t] = plan.tile(t_begin + t);
+    blocks[t] = workspace + t * per_tile + widest.queries_floats();
+    kernel.load_queries(tiles[t], workspace + t * per_tile);
+    reset_state(tile_layout(tiles[t], kernel.lanes), states + (t_begin + t) * slot);
+    last = std::max(last, tiles[t].max_last);
   }
   for (int64_t j0 = c * kChunkKeys; block_keys(c, j0, last) > 0; j0 += kKeyBlock) {
-    prefetch_block(plan, j0 + kKeyBlock, block_keys(c, j0 + kKeyBlock, last), kv_begin, kv_end);
-    for (int64_t t = t_begin; t < t_end; ++t) {
-      const AttentionTile tile = plan.tile(t);
-      const int64_t n = block_keys(c, j0, tile.max_last);
+    const uint64_t holes = kernel.load_block(tiles, count, j0, block_keys(c, j0, last), blocks);
+    for (int64_t t = 0; t < count; ++t) {
+      const int64_t n = block_keys(c, j0, tiles[t].max_last);
       if (n > 0)
-        kernel.attend_block(tile, workspace + (t - t_begin) * queries_floats, j0, n, scratch, states + t * slot);
+        kernel.attend_block(tiles[t], workspace + t * per_tile, j0, n, holes, blocks[t], scores,
+                            states + (t_begin + t) * slot);
     }
   }
 }
@@ -191,7 +184,8 @@ void causal_attention(const float* q, const int32_t* positions, int64_t tokens, 
   const int64_t chunks = last < 0 ? 0 : last / kChunkKeys + 1;
   const TileLayout widest = plan.widest();
   const int64_t window = std::min(chunks, kSplitFloats / (tiles * widest.state_floats()) - 1);
-  const int64_t fitting_tiles = (kWorkspaceFloats - widest.scratch_floats()) / widest.queries_floats();
+  const int64_t fitting_tiles = std::min(
+      kMaxGroupTiles, (kWorkspaceFloats - widest.scores_floats()) / (widest.queries_floats() + widest.block_floats()));
   if (chunks >= 2 && window >= 1 && fitting_tiles >= 1 && chunks >= std::min<int64_t>(tiles, pool.size())) {
     // Groups of tiles per chunk: as few as fit, as many as give the threads
     // two tasks each per round.
@@ -203,7 +197,7 @@ void causal_attention(const float* q, const int32_t* positions, int64_t tokens, 
   // Strided shares: later tiles see more keys, so contiguous shares of a
   // prefill would leave the last worker with most of the work.
   pool.run([&](int worker, int workers) {
-    for (int64_t i = worker; i < tiles; i += workers) attend_tile(kernel, plan, plan.tile(i), out);
+    for (int64_t i = worker; i < tiles; i += workers) attend_tile(kernel, plan.tile(i), out);
   });
 }
 

@@ -11,13 +11,10 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 #include <iterator>
 #include <limits>
 #include <type_traits>
 
-#include "encoding/blocks.h"
-#include "kernels/cpu/attention.h"
 #include "kernels/cpu/attention_tile.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -35,104 +32,11 @@ constexpr size_t kLanes = hn::MaxLanes(D());
 // vectors of keys (scores) or kDimVectors vectors of head dimensions
 // (values): 16 accumulators of AVX-512's 32 registers, 8 of AVX2's 16.
 constexpr int kQueryRows = 4;
-constexpr int kKeyVectors = HWY_MAX_BYTES >= 64 ? 4 : 2;
+constexpr int kKeyVectors = static_cast<int>(key_step(kLanes) / kLanes);
 constexpr int kDimVectors = kKeyVectors;
-static_assert(kKeyBlock % (kKeyVectors * kLanes) == 0, "a key block is whole groups of key vectors");
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 int64_t lanes() { return static_cast<int64_t>(kLanes); }
-
-// n elements of a row stored in `encoding`, as f32 (exact in every encoding).
-void load_row(Encoding encoding, const uint8_t* src, float* dst, int64_t n) {
-  const D d;
-  const int64_t step = lanes();
-  if (encoding == Encoding::F32) {
-    std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
-  } else if (encoding == Encoding::F16) {
-    const hn::Rebind<hwy::float16_t, D> dh;
-    const auto* halves = reinterpret_cast<const hwy::float16_t*>(src);
-    const int64_t body = n / step * step;
-    for (int64_t i = 0; i < body; i += step) hn::StoreU(hn::PromoteTo(d, hn::LoadU(dh, halves + i)), d, dst + i);
-    if (body < n) dequantize_row(encoding, halves + body, dst + body, n - body);
-  } else if (encoding == Encoding::Q8_0) {
-    const hn::Rebind<int32_t, D> di;
-    const hn::Rebind<int8_t, D> d8;
-    const auto* blocks = reinterpret_cast<const blocks::Q8_0*>(src);
-    for (int64_t b = 0; b < n / blocks::kLegacyElems; ++b) {
-      const V scale = hn::Set(d, blocks[b].d.get());
-      for (int64_t i = 0; i < blocks::kLegacyElems; i += step) {
-        const V quants = hn::ConvertTo(d, hn::PromoteTo(di, hn::LoadU(d8, blocks[b].qs + i)));
-        hn::StoreU(hn::Mul(scale, quants), d, dst + b * blocks::kLegacyElems + i);
-      }
-    }
-  } else {
-    dequantize_row(encoding, src, dst, n);
-  }
-}
-
-// Where the tile's kv head starts in a row of `rows`.
-uint64_t head_offset(const AttentionTile& tile, const ref::StateRows& rows) {
-  return static_cast<uint64_t>(tile.kv_head) * row_bytes(rows.encoding, static_cast<uint64_t>(tile.shape.head_dim));
-}
-
-// Transposes the kLanes x kLanes block of rows r: after log2(kLanes) rounds
-// of even/odd lane splits, r[c] holds what was column c.
-HWY_INLINE void transpose_square(V* r) {
-#if HWY_TARGET != HWY_SCALAR  // one lane: nothing to do
-  const D d;
-  for (size_t round = 1; round < kLanes; round *= 2) {
-    V split[kLanes];
-    for (size_t j = 0; j < kLanes / 2; ++j) {
-      split[j] = hn::ConcatEven(d, r[2 * j + 1], r[2 * j]);
-      split[kLanes / 2 + j] = hn::ConcatOdd(d, r[2 * j + 1], r[2 * j]);
-    }
-    std::copy(split, split + kLanes, r);
-  }
-#endif
-}
-
-// Keys and values j0 .. j0 + n - 1 of the tile's kv head in f32: keys
-// transposed into keys_t [head_stride][kKeyBlock] up to key `padded` (zeros
-// past n), values into values [n][head_stride] (zeros past head_dim).
-// Returns a bit per hole (a row never written: zeros, not read).
-uint64_t load_block(const AttentionTile& tile, const TileLayout& layout, int64_t j0, int64_t n, int64_t padded,
-                    float* keys_t, float* values) {
-  const D d;
-  const int64_t head_dim = layout.head_dim;
-  const int64_t stride = layout.head_stride();
-  const ref::StateRows& k = *tile.k;
-  const ref::StateRows& v = *tile.v;
-  const uint64_t k_offset = head_offset(tile, k);
-  const uint64_t v_offset = head_offset(tile, v);
-  alignas(64) float rows[kLanes * kMaxAttentionHeadDim];  // kLanes keys as rows
-  uint64_t holes = 0;
-  for (int64_t i0 = 0; i0 < padded; i0 += lanes()) {
-    for (int64_t r = 0; r < lanes(); ++r) {
-      const int64_t i = i0 + r;
-      float* key = rows + r * stride;
-      float* value = values + i * stride;
-      if (i >= n || !k.has(j0 + i)) {
-        if (i < n) {
-          holes |= uint64_t{1} << i;
-          std::fill(value, value + stride, 0.0f);
-        }
-        std::fill(key, key + stride, 0.0f);
-        continue;
-      }
-      load_row(k.encoding, k.row(j0 + i) + k_offset, key, head_dim);
-      load_row(v.encoding, v.row(j0 + i) + v_offset, value, head_dim);
-      std::fill(key + head_dim, key + stride, 0.0f);
-      std::fill(value + head_dim, value + stride, 0.0f);
-    }
-    for (int64_t e0 = 0; e0 < stride; e0 += lanes()) {
-      V square[kLanes];
-      for (size_t r = 0; r < kLanes; ++r) square[r] = hn::Load(d, rows + r * stride + e0);
-      transpose_square(square);
-      for (size_t c = 0; c < kLanes; ++c) hn::Store(square[c], d, keys_t + (e0 + c) * kKeyBlock + i0);
-    }
-  }
-  return holes;
-}
 
 void load_queries(const AttentionTile& tile, float* queries) {
   const int64_t head_dim = tile.shape.head_dim;
@@ -275,25 +179,25 @@ void mask_scores(const AttentionTile& tile, int64_t j0, int64_t padded, uint64_t
   }
 }
 
-void attend_block(const AttentionTile& tile, const float* queries, int64_t j0, int64_t n, float* scratch,
-                  float* state) {
+void attend_block(const AttentionTile& tile, const float* queries, int64_t j0, int64_t n, uint64_t holes,
+                  const float* block, float* scores, float* state) {
   const TileLayout layout = tile_layout(tile, lanes());
   const int64_t stride = layout.head_stride();
-  constexpr int64_t kKeyStep = kKeyVectors * kLanes;
+  constexpr int64_t kKeyStep = key_step(kLanes);
   const int64_t padded = (n + kKeyStep - 1) / kKeyStep * kKeyStep;
-  float* keys_t = scratch;
-  float* values = keys_t + stride * kKeyBlock;
-  float* scores = values + kKeyBlock * stride;
-  const uint64_t holes = load_block(tile, layout, j0, n, padded, keys_t, values);
+  const float* keys_t = block;
+  const float* values = keys_t + stride * kKeyBlock;
   for_query_rows(tile.count, [&](auto rows, int64_t q) {
     for (int64_t i = 0; i < padded; i += kKeyStep)
-      score_rows<decltype(rows)::value>(queries + q * layout.head_dim, layout.head_dim, keys_t + i, scores + q * kKeyBlock + i);
+      score_rows<decltype(rows)::value>(queries + q * layout.head_dim, layout.head_dim, keys_t + i,
+                                        scores + q * kKeyBlock + i);
   });
   mask_scores(tile, j0, padded, holes, scores);
   alignas(64) float rescale[kMaxTileQueries];
   softmax_step(tile, layout, padded, scores, state, rescale);
   for_query_rows(tile.count, [&](auto rows, int64_t q) {
-    accumulate_queries<decltype(rows)::value>(scores + q * kKeyBlock, rescale + q, values, stride, n, state + q * stride);
+    accumulate_queries<decltype(rows)::value>(scores + q * kKeyBlock, rescale + q, values, stride, n,
+                                              state + q * stride);
   });
 }
 
@@ -387,7 +291,7 @@ AttentionTileKernel attention_tile_kernel(CpuTarget target) {
   static constexpr decltype(AttentionTileKernel::finish) kFinish[] = SYNAPSE_HWY_PER_CPU_TARGET(finish);
   const auto index = static_cast<size_t>(target);
   if (index >= std::size(kLanes) || !kLanes[index]) return {};
-  return {kLanes[index](), kLoad[index], kBlock[index], kMerge[index], kFinish[index]};
+  return {kLanes[index](), kLoad[index], attention_block_loader(target), kBlock[index], kMerge[index], kFinish[index]};
 }
 
 }  // namespace synapse::cpu

@@ -29,6 +29,11 @@ inline constexpr int64_t kKeyBlock = 64;    // keys converted to f32 and scored 
 inline constexpr int64_t kChunkKeys = 512;  // keys of one softmax state; a multiple of kKeyBlock
 inline constexpr int64_t kMaxTileQueries = 64;
 
+// Keys scored per step by a target of `lanes` floats: the loader pads a
+// block's keys to a multiple of it (4 vectors of keys with AVX-512's 32
+// registers, 2 with fewer).
+constexpr int64_t key_step(int64_t lanes) { return lanes * (lanes >= 16 ? 4 : 2); }
+
 // One tile: queries [first, first + count) of kv head kv_head, query i
 // being head kv_head * group + i % group of token i / group.
 struct AttentionTile {
@@ -61,9 +66,11 @@ struct TileLayout {
   int64_t queries_floats() const { return queries() * head_dim; }
   // A softmax state: acc [queries][head_stride], then l [queries], m [queries].
   int64_t state_floats() const { return queries() * (head_stride() + 2); }
-  // One key block: keys transposed [head_stride][kKeyBlock], values
-  // [kKeyBlock][head_stride] in f32, and the tile's scores [queries][kKeyBlock].
-  int64_t scratch_floats() const { return 2 * kKeyBlock * head_stride() + queries() * kKeyBlock; }
+  // One key block of the tile's kv head in f32: keys transposed
+  // [head_stride][kKeyBlock], then values [kKeyBlock][head_stride].
+  int64_t block_floats() const { return 2 * kKeyBlock * head_stride(); }
+  // The tile's scores of one block, [queries][kKeyBlock].
+  int64_t scores_floats() const { return queries() * kKeyBlock; }
 };
 
 inline TileLayout tile_layout(const AttentionTile& tile, int64_t lanes) {
@@ -76,11 +83,18 @@ struct AttentionTileKernel {
   int64_t lanes = 0;  // floats in one vector of the target
   // Fills `queries` (TileLayout::queries_floats) for the tile.
   void (*load_queries)(const AttentionTile& tile, float* queries) = nullptr;
-  // Keys j0 .. j0 + n - 1 into a state, from the loaded queries: j0 a
-  // multiple of kKeyBlock, n at most kKeyBlock and the keys within one chunk.
-  // scratch holds TileLayout::scratch_floats.
-  void (*attend_block)(const AttentionTile& tile, const float* queries, int64_t j0, int64_t n, float* scratch,
-                       float* state) = nullptr;
+  // Loads keys j0 .. j0 + n - 1 of each tile's kv head into blocks[t]
+  // (TileLayout::block_floats), a few rows at a time for all the tiles, so
+  // each row is read from memory once whatever the tiles' heads. The tiles
+  // share k and v; j0 is a multiple of kKeyBlock, n at most kKeyBlock.
+  // Returns a bit per hole (a row never written).
+  uint64_t (*load_block)(const AttentionTile* tiles, int64_t count, int64_t j0, int64_t n,
+                         float* const* blocks) = nullptr;
+  // Keys j0 .. j0 + n - 1 (loaded by load_block with at least n keys, within
+  // one chunk) into a state, from the loaded queries. scores holds
+  // TileLayout::scores_floats.
+  void (*attend_block)(const AttentionTile& tile, const float* queries, int64_t j0, int64_t n, uint64_t holes,
+                       const float* block, float* scores, float* state) = nullptr;
   // state = state merged with the next chunk's state (blocks of that chunk
   // alone, from a reset state).
   void (*merge)(const AttentionTile& tile, const float* chunk, float* state) = nullptr;
@@ -90,6 +104,8 @@ struct AttentionTileKernel {
 
 // The kernels for exactly `target` (all null where it is not compiled).
 AttentionTileKernel attention_tile_kernel(CpuTarget target);
+// Its load_block (attention_block_load.cpp).
+decltype(AttentionTileKernel::load_block) attention_block_loader(CpuTarget target);
 
 // The state before any key: m = -inf, l = 0, acc = 0.
 void reset_state(const TileLayout& layout, float* state);

@@ -2,6 +2,7 @@
 // and values stored at positions 0..count-1.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "encoding/encoding.h"
@@ -34,6 +35,21 @@ struct StateRows {
     const uint64_t* page = written[p / page_rows];
     const int64_t r = p % page_rows;
     return page && ((page[r / 64] >> (r % 64)) & 1u);
+  }
+  // f(p, row(p), has(p)) for p in [first, first + n) in order, finding each
+  // page once (row(p) is null in a page never mapped).
+  template <class F>
+  void for_each_row(int64_t first, int64_t n, const F& f) const {
+    for (int64_t p = first, end = first + n; p < end;) {
+      const int64_t page = p / page_rows;
+      const int64_t stop = std::min(end, (page + 1) * page_rows);
+      const uint8_t* base = pages[page];
+      const uint64_t* bits = written ? written[page] : nullptr;
+      for (int64_t r = p % page_rows; p < stop; ++p, ++r) {
+        const bool present = !written || (bits && ((bits[r / 64] >> (r % 64)) & 1u));
+        f(p, base ? base + static_cast<uint64_t>(r) * row_bytes : nullptr, present);
+      }
+    }
   }
 };
 
