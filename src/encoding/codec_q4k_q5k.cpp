@@ -9,35 +9,81 @@
 
 #include "encoding/blocks.h"
 #include "encoding/codecs.h"
+#include "encoding/k_quant_blocks.h"
 #include "encoding/k_quant_fit.h"
 #include "encoding/rounding.h"
+
+namespace synapse::kquant {
+
+namespace {
+
+constexpr int kSub = kOffsetSubElems;
+constexpr int kNumSub = kOffsetSubBlocks;
+
+}  // namespace
+
+OffsetCodes encode_offset_scales(const float* scales, const float* offsets, blocks::Half& d, blocks::Half& dmin,
+                                 uint8_t* packed_scales) {
+  float max_scale = 0;
+  float max_min = 0;
+  for (int j = 0; j < kNumSub; ++j) {
+    max_scale = std::max(max_scale, scales[j]);
+    max_min = std::max(max_min, offsets[j]);
+  }
+  // Quantize the sub-block scales and mins to 6 bits against their maxima.
+  const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
+  const float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
+  OffsetCodes codes;
+  for (int j = 0; j < kNumSub; ++j) {
+    codes.scales[j] = static_cast<uint8_t>(rounding::nearest_level(inv_scale * scales[j], 0.0f, 63.0f));
+    codes.mins[j] = static_cast<uint8_t>(rounding::nearest_level(inv_min * offsets[j], 0.0f, 63.0f));
+  }
+  blocks::pack_scale_mins(codes.scales, codes.mins, packed_scales);
+  d.set(max_scale / 63.0f);
+  dmin.set(max_min / 63.0f);
+  codes.d = d.get();
+  codes.dmin = dmin.get();
+  return codes;
+}
+
+// Each 32 bytes of qs hold sub-block 2c in low nibbles, 2c+1 in high.
+void pack_q4_k_levels(const uint8_t* levels, blocks::Q4_K& b) {
+  for (int c = 0; c < kNumSub / 2; ++c) {
+    const uint8_t* lv = levels + 2 * kSub * c;
+    for (int l = 0; l < kSub; ++l) b.qs[kSub * c + l] = static_cast<uint8_t>(lv[l] | (lv[l + kSub] << 4));
+  }
+}
+
+// As Q4_K for the low four bits; sub-block s puts its fifth bit in bit s of qh[l].
+void pack_q5_k_levels(const uint8_t* levels, blocks::Q5_K& b) {
+  std::memset(b.qh, 0, sizeof b.qh);
+  for (int c = 0; c < kNumSub / 2; ++c) {
+    const uint8_t* lv = levels + 2 * kSub * c;
+    for (int l = 0; l < kSub; ++l) {
+      const uint8_t lo = lv[l];
+      const uint8_t hi = lv[l + kSub];
+      b.qs[kSub * c + l] = static_cast<uint8_t>((lo & 0x0f) | ((hi & 0x0f) << 4));
+      b.qh[l] |= static_cast<uint8_t>(((lo >> 4) << (2 * c)) | ((hi >> 4) << (2 * c + 1)));
+    }
+  }
+}
+
+}  // namespace synapse::kquant
 
 namespace synapse::codecs {
 
 namespace {
 
 constexpr int kQK = blocks::kSuperElems;
-constexpr int kSub = 32;
-constexpr int kNumSub = kQK / kSub;
-
-// Search settings per format, as in ggml's reference quantizers.
-struct FitParams {
-  int nmax;
-  float rmin;
-  float rdelta;
-  int nstep;
-};
-constexpr FitParams kQ4KFit{15, -1.0f, 0.1f, 20};
-constexpr FitParams kQ5KFit{31, -0.5f, 0.1f, 15};
+constexpr int kSub = kquant::kOffsetSubElems;
+constexpr int kNumSub = kquant::kOffsetSubBlocks;
 
 // Fits the levels of one super-block and fills d, dmin and the packed
-// scales; levels[i] in [0, p.nmax] on return.
-void quantize_super_block(const float* x, const FitParams& p, blocks::Half& d, blocks::Half& dmin,
+// scales; levels[i] in [0, search.nmax] on return.
+void quantize_super_block(const float* x, const kquant::OffsetSearch& search, blocks::Half& d, blocks::Half& dmin,
                           uint8_t* packed_scales, uint8_t* levels) {
   float scales[kNumSub];
   float mins[kNumSub];
-  float max_scale = 0;
-  float max_min = 0;
   for (int j = 0; j < kNumSub; ++j) {
     const float* xs = x + kSub * j;
     float sum_x2 = 0;
@@ -46,34 +92,19 @@ void quantize_super_block(const float* x, const FitParams& p, blocks::Half& d, b
     const float rms = std::sqrt(sum_x2 / kSub);
     float weights[kSub];
     for (int l = 0; l < kSub; ++l) weights[l] = rms + std::fabs(xs[l]);
-    scales[j] = kquant::fit_offset_levels(kSub, p.nmax, xs, weights, levels + kSub * j, mins[j], p.rmin,
-                                          p.rdelta, p.nstep);
-    max_scale = std::max(max_scale, scales[j]);
-    max_min = std::max(max_min, mins[j]);
+    scales[j] = kquant::fit_offset_levels(kSub, search.nmax, xs, weights, levels + kSub * j, mins[j], search.rmin,
+                                          search.rdelta, search.nstep);
   }
-
-  // Quantize the sub-block scales and mins to 6 bits against their maxima.
-  const float inv_scale = max_scale > 0 ? 63.0f / max_scale : 0.0f;
-  const float inv_min = max_min > 0 ? 63.0f / max_min : 0.0f;
-  uint8_t q_scales[kNumSub];
-  uint8_t q_mins[kNumSub];
-  for (int j = 0; j < kNumSub; ++j) {
-    q_scales[j] = static_cast<uint8_t>(rounding::nearest_level(inv_scale * scales[j], 0.0f, 63.0f));
-    q_mins[j] = static_cast<uint8_t>(rounding::nearest_level(inv_min * mins[j], 0.0f, 63.0f));
-  }
-  blocks::pack_scale_mins(q_scales, q_mins, packed_scales);
-  d.set(max_scale / 63.0f);
-  dmin.set(max_min / 63.0f);
+  const kquant::OffsetCodes codes = kquant::encode_offset_scales(scales, mins, d, dmin, packed_scales);
 
   // Requantize against the scales as the decoder will see them.
-  const float d_stored = d.get();
-  const float dmin_stored = dmin.get();
   for (int j = 0; j < kNumSub; ++j) {
-    const float sub_d = d_stored * q_scales[j];
+    const float sub_d = codes.d * codes.scales[j];
     if (sub_d == 0.0f) continue;  // every level decodes to -sub_min anyway
-    const float sub_min = dmin_stored * q_mins[j];
+    const float sub_min = codes.dmin * codes.mins[j];
     for (int l = 0; l < kSub; ++l) {
-      const int q = rounding::nearest_level((x[kSub * j + l] + sub_min) / sub_d, 0.0f, static_cast<float>(p.nmax));
+      const int q =
+          rounding::nearest_level((x[kSub * j + l] + sub_min) / sub_d, 0.0f, static_cast<float>(search.nmax));
       levels[kSub * j + l] = static_cast<uint8_t>(q);
     }
   }
@@ -106,11 +137,8 @@ void quantize_q4_k(const float* src, void* dst, int64_t n_blocks) {
   auto* b = static_cast<blocks::Q4_K*>(dst);
   uint8_t levels[kQK];
   for (int64_t i = 0; i < n_blocks; ++i, src += kQK) {
-    quantize_super_block(src, kQ4KFit, b[i].d, b[i].dmin, b[i].scales, levels);
-    for (int c = 0; c < kNumSub / 2; ++c) {
-      const uint8_t* lv = levels + 2 * kSub * c;
-      for (int l = 0; l < kSub; ++l) b[i].qs[kSub * c + l] = static_cast<uint8_t>(lv[l] | (lv[l + kSub] << 4));
-    }
+    quantize_super_block(src, kquant::kQ4KSearch, b[i].d, b[i].dmin, b[i].scales, levels);
+    kquant::pack_q4_k_levels(levels, b[i]);
   }
 }
 
@@ -142,17 +170,8 @@ void quantize_q5_k(const float* src, void* dst, int64_t n_blocks) {
   auto* b = static_cast<blocks::Q5_K*>(dst);
   uint8_t levels[kQK];
   for (int64_t i = 0; i < n_blocks; ++i, src += kQK) {
-    quantize_super_block(src, kQ5KFit, b[i].d, b[i].dmin, b[i].scales, levels);
-    std::memset(b[i].qh, 0, sizeof b[i].qh);
-    for (int c = 0; c < kNumSub / 2; ++c) {
-      const uint8_t* lv = levels + 2 * kSub * c;
-      for (int l = 0; l < kSub; ++l) {
-        const uint8_t lo = lv[l];
-        const uint8_t hi = lv[l + kSub];
-        b[i].qs[kSub * c + l] = static_cast<uint8_t>((lo & 0x0f) | ((hi & 0x0f) << 4));
-        b[i].qh[l] |= static_cast<uint8_t>(((lo >> 4) << (2 * c)) | ((hi >> 4) << (2 * c + 1)));
-      }
-    }
+    quantize_super_block(src, kquant::kQ5KSearch, b[i].d, b[i].dmin, b[i].scales, levels);
+    kquant::pack_q5_k_levels(levels, b[i]);
   }
 }
 

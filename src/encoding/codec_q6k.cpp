@@ -8,22 +8,44 @@
 
 #include "encoding/blocks.h"
 #include "encoding/codecs.h"
+#include "encoding/k_quant_blocks.h"
 #include "encoding/k_quant_fit.h"
 #include "encoding/rounding.h"
 
-namespace synapse::codecs {
+namespace synapse::kquant {
 
 namespace {
 
-constexpr int kQK = blocks::kSuperElems;
-constexpr int kSub = 16;
-constexpr int kNumSub = kQK / kSub;
 constexpr float kZeroScaleEps = 1e-15f;
+
+}  // namespace
+
+bool encode_symmetric_scales(const float* scales, blocks::Q6_K& b) {
+  float max_scale = 0;
+  float max_abs_scale = 0;
+  for (int j = 0; j < kSymmetricSubBlocks; ++j) {
+    if (std::fabs(scales[j]) > max_abs_scale) {
+      max_abs_scale = std::fabs(scales[j]);
+      max_scale = scales[j];
+    }
+  }
+  if (max_abs_scale < kZeroScaleEps) {
+    std::memset(&b, 0, sizeof b);
+    return false;
+  }
+  // The largest-magnitude scale maps to -128, the extra negative int8 step.
+  const float iscale = -128.0f / max_scale;
+  b.d.set(1.0f / iscale);
+  for (int j = 0; j < kSymmetricSubBlocks; ++j) {
+    b.scales[j] = static_cast<int8_t>(rounding::nearest_level(iscale * scales[j], -128.0f, 127.0f));
+  }
+  return true;
+}
 
 // Element order within each 128-element half: for l in [0, 32), elements
 // l, l+32, l+64, l+96 share qh[l] (2 bits each, in that order); l and l+64
 // share ql[l] (low, high nibble), l+32 and l+96 share ql[l+32].
-void pack_levels(const int8_t* levels, blocks::Q6_K& b) {
+void pack_q6_k_levels(const int8_t* levels, blocks::Q6_K& b) {
   for (int half = 0; half < 2; ++half) {
     const int8_t* lv = levels + 128 * half;
     uint8_t* ql = b.ql + 64 * half;
@@ -36,6 +58,16 @@ void pack_levels(const int8_t* levels, blocks::Q6_K& b) {
     }
   }
 }
+
+}  // namespace synapse::kquant
+
+namespace synapse::codecs {
+
+namespace {
+
+constexpr int kQK = blocks::kSuperElems;
+constexpr int kSub = kquant::kSymmetricSubElems;
+constexpr int kNumSub = kquant::kSymmetricSubBlocks;
 
 }  // namespace
 
@@ -67,26 +99,10 @@ void quantize_q6_k(const float* src, void* dst, int64_t n_blocks) {
   int8_t levels[kQK];
   for (int64_t i = 0; i < n_blocks; ++i, src += kQK) {
     float scales[kNumSub];
-    float max_scale = 0;
-    float max_abs_scale = 0;
     for (int j = 0; j < kNumSub; ++j) {
-      scales[j] = kquant::fit_symmetric_levels(kSub, 32, src + kSub * j, levels + kSub * j);
-      if (std::fabs(scales[j]) > max_abs_scale) {
-        max_abs_scale = std::fabs(scales[j]);
-        max_scale = scales[j];
-      }
+      scales[j] = kquant::fit_symmetric_levels(kSub, kquant::kSymmetricNmax, src + kSub * j, levels + kSub * j);
     }
-    if (max_abs_scale < kZeroScaleEps) {
-      std::memset(&b[i], 0, sizeof b[i]);
-      continue;
-    }
-
-    // The largest-magnitude scale maps to -128, the extra negative int8 step.
-    const float iscale = -128.0f / max_scale;
-    b[i].d.set(1.0f / iscale);
-    for (int j = 0; j < kNumSub; ++j) {
-      b[i].scales[j] = static_cast<int8_t>(rounding::nearest_level(iscale * scales[j], -128.0f, 127.0f));
-    }
+    if (!kquant::encode_symmetric_scales(scales, b[i])) continue;
 
     // Requantize against the scales as the decoder will see them.
     const float d_stored = b[i].d.get();
@@ -98,7 +114,7 @@ void quantize_q6_k(const float* src, void* dst, int64_t n_blocks) {
         levels[kSub * j + l] = static_cast<int8_t>(q + 32);
       }
     }
-    pack_levels(levels, b[i]);
+    kquant::pack_q6_k_levels(levels, b[i]);
   }
 }
 

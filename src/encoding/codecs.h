@@ -3,8 +3,8 @@
 // through the encoding table.
 //
 // Bit-exactness with ggml relies on float expressions being evaluated as
-// written, without FMA contraction: our ISO C++ build (GCC defaults to
-// -ffp-contract=off there) on baseline x86-64 guarantees it.
+// written, without FMA contraction: CMakeLists.txt compiles encoding/ (and
+// the SIMD K-quant encoders) with -ffp-contract=off.
 #pragma once
 
 #include <cstdint>

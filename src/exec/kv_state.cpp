@@ -4,6 +4,7 @@
 #include <cstring>
 #include <variant>
 
+#include "kernels/cpu/kquant_encode.h"
 #include "synapse/error.h"
 
 namespace synapse::exec {
@@ -95,7 +96,7 @@ void KvState::write(ir::SlotId id, int64_t position, const float* row) {
                   : held.holders() > 1 ? allocate_page(slot, page, held.data())
                                          : held.data();
   const auto in_page = static_cast<uint64_t>(position % page_rows_);
-  quantize_row(slot.encoding, row, data + in_page * slot.row_bytes, slot.width);
+  cpu::encode_row(slot.encoding, row, data + in_page * slot.row_bytes, slot.width);
   slot.written[page * bit_words_ + in_page / 64] |= uint64_t{1} << (in_page % 64);
 }
 

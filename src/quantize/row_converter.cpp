@@ -4,6 +4,7 @@
 #include <exception>
 #include <vector>
 
+#include "kernels/cpu/kquant_encode.h"
 #include "synapse/error.h"
 
 namespace synapse::quant {
@@ -21,7 +22,7 @@ void convert_rows(cpu::ThreadPool& pool, const uint8_t* src, Encoding from, uint
       for (int64_t r = rows.begin; r < rows.end; ++r) {
         uint8_t* out = dst + static_cast<uint64_t>(r) * out_bytes;
         dequantize_row(from, src + static_cast<uint64_t>(r) * in_bytes, values.data(), n);
-        quantize_row(to, values.data(), out, n);
+        cpu::encode_row(to, values.data(), out, n);
         dequantize_row(to, out, values.data(), n);
         for (float v : values)
           if (!std::isfinite(v))

@@ -12,6 +12,7 @@
 #include <numbers>
 #include <thread>
 
+#include "kernels/cpu/kquant_encode.h"
 #include "synapse/error.h"
 
 namespace synapse::synth {
@@ -136,7 +137,7 @@ void fill_tensor(uint8_t* dst, uint64_t n_bytes, const TensorSpec& t, Encoding e
 
   if (t.role == TensorRole::RopeFreqs) {
     const std::vector<float> factors = llama3_rope_factors(shape.head_dim, shape.rope_theta);
-    quantize_row(encoding, factors.data(), dst, static_cast<int64_t>(factors.size()));
+    cpu::encode_row(encoding, factors.data(), dst, static_cast<int64_t>(factors.size()));
     return;
   }
 
@@ -146,7 +147,7 @@ void fill_tensor(uint8_t* dst, uint64_t n_bytes, const TensorSpec& t, Encoding e
     std::vector<float> row(row_elems);
     for (uint64_t r = first; r < end; ++r) {
       RowStream(tensor_key, r).fill(row.data(), row_elems, d.center, d.half_width);
-      quantize_row(encoding, row.data(), dst + r * row_size, static_cast<int64_t>(row_elems));
+      cpu::encode_row(encoding, row.data(), dst + r * row_size, static_cast<int64_t>(row_elems));
     }
   });
 }
