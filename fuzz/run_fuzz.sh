@@ -2,8 +2,8 @@
 # run_fuzz.sh FUZZER SYNAPSE CORPUS_DIR SECONDS
 # Seeds an empty corpus for the target (fuzz_gguf: small synthetic models;
 # fuzz_tokenizer: texts; fuzz_chat_template: the test chat templates;
-# fuzz_request: request bodies), then
-# fuzzes for SECONDS.
+# fuzz_request: request bodies; fuzz_imatrix: a GGUF and a legacy imatrix),
+# then fuzzes for SECONDS.
 set -euo pipefail
 fuzzer=$1 synapse=$2 corpus=$3 seconds=$4
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -42,6 +42,25 @@ seed_requests() {
     >"$corpus/seed-chat"
 }
 
+# Two imatrix entries (a matrix, and three experts of which one saw no
+# tokens) as write_imatrix writes them (GGUF), and as a legacy .dat file.
+seed_imatrix() {
+  base64 -d >"$corpus/seed.gguf" <<'B64'
+R0dVRgMAAAAEAAAAAAAAAAQAAAAAAAAADAAAAAAAAABnZW5lcmFsLnR5cGUIAAAABwAAAAAAAABpbWF0cml4EAAAAAAAAABpbWF0
+cml4LmRhdGFzZXRzCQAAAAgAAAABAAAAAAAAAAgAAAAAAAAAd2lraS50eHQTAAAAAAAAAGltYXRyaXguY2h1bmtfY291bnQEAAAA
+AwAAABIAAAAAAAAAaW1hdHJpeC5jaHVua19zaXplBAAAAEAAAAAbAAAAAAAAAGJsay4wLmF0dG5fcS53ZWlnaHQuaW5fc3VtMgEA
+AAAIAAAAAAAAAAAAAAAAAAAAAAAAABoAAAAAAAAAYmxrLjAuYXR0bl9xLndlaWdodC5jb3VudHMBAAAAAQAAAAAAAAAAAAAAIAAA
+AAAAAAAgAAAAAAAAAGJsay4wLmZmbl91cF9leHBzLndlaWdodC5pbl9zdW0yAgAAAAIAAAAAAAAAAwAAAAAAAAAAAAAAQAAAAAAA
+AAAfAAAAAAAAAGJsay4wLmZmbl91cF9leHBzLndlaWdodC5jb3VudHMCAAAAAQAAAAAAAAADAAAAAAAAAAAAAABgAAAAAAAAAAAA
+gD8AAABAAABAQAAAgEAAAKBAAADAQAAA4EAAAABBAACAQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAIA/AAAAQAAAQEAA
+AIBAAACgQAAAwEAAAAAAAAAAAAAAAEAAAAAAAADAQAAAAAAAAAAAAAAAAAAAAAAAAAAA
+B64
+  base64 -d >"$corpus/seed.dat" <<'B64'
+AgAAABMAAABibGsuMC5hdHRuX3Eud2VpZ2h0BAAAAAgAAAAAAIA/AAAAQAAAQEAAAIBAAACgQAAAwEAAAOBAAAAAQRgAAABibGsu
+MC5mZm5fdXBfZXhwcy53ZWlnaHQCAAAABgAAAAAAgD8AAABAAABAQAAAgEAAAKBAAADAQAMAAAAIAAAAd2lraS50eHQ=
+B64
+}
+
 max_len=65536  # covers the model seeds' headers; tensor data past it is not where parsers break
 case "$(basename "$fuzzer")" in
   fuzz_tokenizer)
@@ -56,6 +75,10 @@ case "$(basename "$fuzzer")" in
     ;;
   fuzz_request)
     [ -n "$(ls -A "$corpus")" ] || seed_requests
+    max_len=4096
+    ;;
+  fuzz_imatrix)
+    [ -n "$(ls -A "$corpus")" ] || seed_imatrix
     max_len=4096
     ;;
   *)

@@ -1,14 +1,21 @@
-// quantize IN OUT TYPE [-t N] [--allow-requantize] [--pure]: llama.cpp's own quantizer
-// (llama_model_quantize with its default parameters: no imatrix, the type
-// mix of the file type), to compare `synapse quantize` with byte for byte.
-// TYPE takes synapse quantize's names (src/quantize/quant_types.h), so both
-// mean the same llama_ftype.
+// quantize IN OUT TYPE [-t N] [--allow-requantize] [--pure] [--imatrix FILE]:
+// llama.cpp's own quantizer (llama_model_quantize with its default
+// parameters: the type mix of the file type), to compare `synapse quantize`
+// with byte for byte. TYPE takes synapse quantize's names
+// (src/quantize/quant_types.h), so both mean the same llama_ftype. With
+// --imatrix it gets what llama-quantize passes it: each entry's normalised
+// importance and the quantize.imatrix.* keys as kv_overrides, made from the
+// file by synapse's reader (the parsing is ours; the quantizing llama.cpp's).
+#include <cstring>
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 #include "peer_commands.h"
 #include "peer_error.h"
+#include "quantize/imatrix_file.h"
 #include "quantize/quant_types.h"
+#include "synapse/error.h"
 
 namespace synapse::peer {
 namespace {
@@ -17,20 +24,69 @@ struct QuantizeArgs {
   std::string input;
   std::string output;
   std::string type;
+  std::string imatrix;
   int threads = 1;
   bool allow_requantize = false;
   bool pure = false;
 };
 
+// What llama-quantize builds from an imatrix file: the arrays the params
+// point into (kept alive here while llama.cpp runs).
+struct ImatrixParams {
+  std::vector<std::pair<std::string, std::vector<float>>> importance;  // name, values
+  std::vector<llama_model_imatrix_data> data;
+  std::vector<llama_model_kv_override> overrides;
+};
+
+llama_model_kv_override to_override(const std::string& key, const GgufValue& value) {
+  llama_model_kv_override o;
+  std::memset(&o, 0, sizeof o);
+  std::strncpy(o.key, key.c_str(), sizeof o.key - 1);
+  if (value.type() == GgufType::String) {
+    o.tag = LLAMA_KV_OVERRIDE_TYPE_STR;
+    std::strncpy(o.val_str, value.as_string().c_str(), sizeof o.val_str - 1);
+  } else {
+    o.tag = LLAMA_KV_OVERRIDE_TYPE_INT;  // llama.cpp stores these as uint32
+    o.val_i64 = value.as_int();
+  }
+  return o;
+}
+
+// Null when the file has no entry (llama-quantize then passes nothing).
+// Throws synapse::Error for a file read_imatrix refuses.
+std::unique_ptr<ImatrixParams> imatrix_params(const std::string& path) {
+  const quant::Imatrix m = quant::read_imatrix(path);
+  if (m.entries.empty()) return nullptr;
+  auto p = std::make_unique<ImatrixParams>();
+  for (const auto& [name, entry] : m.entries) p->importance.emplace_back(name, quant::importance(entry));
+  for (const auto& [name, values] : p->importance) p->data.push_back({name.c_str(), values.data(), values.size()});
+  p->data.push_back({nullptr, nullptr, 0});
+  for (const auto& [key, value] : quant::imatrix_metadata(m, path)) p->overrides.push_back(to_override(key, value));
+  p->overrides.push_back(to_override("", GgufValue(uint32_t{0})));  // an empty key ends the array
+  return p;
+}
+
 int run_quantize(const QuantizeArgs& args, const PeerOptions& options) {
   const quant::QuantType* type = quant::find_quant_type(args.type);
   if (type == nullptr) throw PeerError(kExitUsage, "unknown type '" + args.type + "'");
+  std::unique_ptr<ImatrixParams> imatrix;
+  if (!args.imatrix.empty()) {
+    try {
+      imatrix = imatrix_params(args.imatrix);
+    } catch (const Error& e) {
+      throw PeerError(kExitFailed, e.what());
+    }
+  }
   const LlamaApi api = start_peer(options);
   llama_model_quantize_params params = api.model_quantize_default_params();
   params.nthread = args.threads;
   params.ftype = static_cast<int32_t>(type->file_type);
   params.allow_requantize = args.allow_requantize;
   params.pure = args.pure;
+  if (imatrix) {
+    params.imatrix = imatrix->data.data();
+    params.kv_overrides = imatrix->overrides.data();
+  }
   if (api.model_quantize(args.input.c_str(), args.output.c_str(), &params) != 0) {
     // llama.cpp may have written part of the file.
     std::error_code ignored;
@@ -50,6 +106,7 @@ Action setup_quantize(CLI::App& sub, const PeerOptions& options) {
   sub.add_option("-t,--threads", args->threads, "threads (default 1)");
   sub.add_flag("--allow-requantize", args->allow_requantize, "re-encode quantized tensors");
   sub.add_flag("--pure", args->pure, "no type mix (llama-quantize --pure)");
+  sub.add_option("--imatrix", args->imatrix, "importance matrix file, passed as llama-quantize passes it");
   return [args, &options] { return run_quantize(*args, options); };
 }
 

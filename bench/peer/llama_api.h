@@ -112,6 +112,34 @@ struct llama_batch {
 };
 static_assert(sizeof(llama_batch) == 56);
 
+// enum llama_model_kv_override_type.
+inline constexpr int32_t LLAMA_KV_OVERRIDE_TYPE_INT = 0;
+inline constexpr int32_t LLAMA_KV_OVERRIDE_TYPE_FLOAT = 1;
+inline constexpr int32_t LLAMA_KV_OVERRIDE_TYPE_BOOL = 2;
+inline constexpr int32_t LLAMA_KV_OVERRIDE_TYPE_STR = 3;
+
+// An array of these ends with an entry whose key is empty.
+struct llama_model_kv_override {
+  int32_t tag;  // enum llama_model_kv_override_type
+  char key[128];
+  union {
+    int64_t val_i64;
+    double val_f64;
+    bool val_bool;
+    char val_str[128];
+  };
+};
+static_assert(sizeof(llama_model_kv_override) == 264);
+
+// One tensor's importance (llama-quantize's normalised imatrix row(s)); an
+// array of these ends with {nullptr, nullptr, 0}.
+struct llama_model_imatrix_data {
+  const char* name;
+  const float* data;
+  size_t size;
+};
+static_assert(sizeof(llama_model_imatrix_data) == 24);
+
 struct llama_model_quantize_params {
   int32_t nthread;  // <= 0: std::thread::hardware_concurrency()
   int32_t ftype;    // enum llama_ftype
@@ -123,8 +151,8 @@ struct llama_model_quantize_params {
   bool pure;
   bool keep_split;
   bool dry_run;
-  const void* imatrix;       // const llama_model_imatrix_data*, {NULL}-terminated
-  const void* kv_overrides;  // const llama_model_kv_override*
+  const llama_model_imatrix_data* imatrix;   // {NULL}-terminated
+  const llama_model_kv_override* kv_overrides;  // ends with an empty key
   const void* tt_overrides;  // const llama_model_tensor_override*
   const int32_t* prune_layers;  // -1-terminated
   size_t max_buf_size;          // 0: 8 GiB

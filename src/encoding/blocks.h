@@ -105,10 +105,13 @@ inline void unpack_scale_min(const uint8_t* packed, int j, uint8_t& scale, uint8
   }
 }
 
+// Codes above 63 are packed as ggml packs them (their extra bits spill into
+// their neighbours): only the importance-weighted encoders can produce them,
+// from a (degenerate) negative sub-block scale.
 inline void pack_scale_mins(const uint8_t (&scales)[8], const uint8_t (&mins)[8], uint8_t* packed) {
   for (int j = 0; j < 4; ++j) {
-    packed[j] = static_cast<uint8_t>((scales[j] & 63) | ((scales[j + 4] >> 4) << 6));
-    packed[j + 4] = static_cast<uint8_t>((mins[j] & 63) | ((mins[j + 4] >> 4) << 6));
+    packed[j] = static_cast<uint8_t>(scales[j] | ((scales[j + 4] >> 4) << 6));
+    packed[j + 4] = static_cast<uint8_t>(mins[j] | ((mins[j + 4] >> 4) << 6));
     packed[j + 8] = static_cast<uint8_t>((scales[j + 4] & 0x0f) | ((mins[j + 4] & 0x0f) << 4));
   }
 }

@@ -2,7 +2,8 @@
 // with a 6-bit scale and 6-bit min relative to the fp16 d and dmin:
 //   x = (d * scale[j]) * q - (dmin * min[j])
 // with q in [0, 15] (Q4_K) or [0, 31] (Q5_K, fifth bit in qh).
-// Quantization is ggml's reference algorithm and writes the same bytes.
+// Quantization is ggml's algorithm (its reference one, or with an
+// importance matrix its weighted one) and writes the same bytes.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -44,6 +45,21 @@ OffsetCodes encode_offset_scales(const float* scales, const float* offsets, bloc
   codes.d = d.get();
   codes.dmin = dmin.get();
   return codes;
+}
+
+void requantize_offset_levels(const float* x, const uint8_t* packed_scales, float d, float dmin, int nmax,
+                              uint8_t* levels) {
+  for (int j = 0; j < kNumSub; ++j) {
+    uint8_t scale, min;
+    blocks::unpack_scale_min(packed_scales, j, scale, min);
+    const float sub_d = d * scale;
+    if (sub_d == 0.0f) continue;  // every level decodes to -sub_min anyway
+    const float sub_min = dmin * min;
+    for (int l = 0; l < kSub; ++l) {
+      const int q = rounding::nearest_level((x[kSub * j + l] + sub_min) / sub_d, 0.0f, static_cast<float>(nmax));
+      levels[kSub * j + l] = static_cast<uint8_t>(q);
+    }
+  }
 }
 
 // Each 32 bytes of qs hold sub-block 2c in low nibbles, 2c+1 in high.
@@ -96,18 +112,47 @@ void quantize_super_block(const float* x, const kquant::OffsetSearch& search, bl
                                           search.rdelta, search.nstep);
   }
   const kquant::OffsetCodes codes = kquant::encode_offset_scales(scales, mins, d, dmin, packed_scales);
+  kquant::requantize_offset_levels(x, packed_scales, codes.d, codes.dmin, search.nmax, levels);
+}
 
-  // Requantize against the scales as the decoder will see them.
+// ggml's quantize_row_q4_K_impl / q5_K_impl with an importance matrix: the
+// sub-block fits weigh each element by its importance, and the sub-block
+// scales and offsets get their 6-bit codes from a weighted fit too (instead
+// of against their maxima). Q5_K caps the codes at 63, Q4_K does not (in
+// ggml neither needs it unless a fitted scale is negative).
+void quantize_weighted_super_block(const float* x, const float* importance, const kquant::OffsetSearch& search,
+                                   bool cap_codes, blocks::Half& d, blocks::Half& dmin, uint8_t* packed_scales,
+                                   uint8_t* levels) {
+  float sum_x2 = 0;
+  for (int l = 0; l < kQK; ++l) sum_x2 += x[l] * x[l];
+  const float sigma2 = 2 * sum_x2 / kQK;
+  float scales[kNumSub];
+  float mins[kNumSub];
+  float sub_weights[kNumSub];  // each sub-block's total weight, for its code
   for (int j = 0; j < kNumSub; ++j) {
-    const float sub_d = codes.d * codes.scales[j];
-    if (sub_d == 0.0f) continue;  // every level decodes to -sub_min anyway
-    const float sub_min = codes.dmin * codes.mins[j];
-    for (int l = 0; l < kSub; ++l) {
-      const int q =
-          rounding::nearest_level((x[kSub * j + l] + sub_min) / sub_d, 0.0f, static_cast<float>(search.nmax));
-      levels[kSub * j + l] = static_cast<uint8_t>(q);
+    float weights[kSub];
+    kquant::weigh_by_importance(kSub, x + kSub * j, importance + kSub * j, sigma2, weights);
+    float sum_w = 0;
+    for (const float w : weights) sum_w += w;
+    sub_weights[j] = sum_w;
+    scales[j] = kquant::fit_offset_levels(kSub, search.nmax, x + kSub * j, weights, levels + kSub * j, mins[j],
+                                          search.rmin, search.rdelta, search.nstep);
+  }
+  uint8_t scale_codes[kNumSub];
+  uint8_t min_codes[kNumSub];
+  constexpr int kCodeMax = 63;
+  const float d_block = kquant::fit_unsigned_levels(kNumSub, kCodeMax, scales, sub_weights, scale_codes);
+  const float m_block = kquant::fit_unsigned_levels(kNumSub, kCodeMax, mins, sub_weights, min_codes);
+  if (cap_codes) {
+    for (int j = 0; j < kNumSub; ++j) {
+      scale_codes[j] = std::min<uint8_t>(kCodeMax, scale_codes[j]);
+      min_codes[j] = std::min<uint8_t>(kCodeMax, min_codes[j]);
     }
   }
+  blocks::pack_scale_mins(scale_codes, min_codes, packed_scales);
+  d.set(d_block);
+  dmin.set(m_block);
+  kquant::requantize_offset_levels(x, packed_scales, d.get(), dmin.get(), search.nmax, levels);
 }
 
 }  // namespace
@@ -142,6 +187,16 @@ void quantize_q4_k(const float* src, void* dst, int64_t n_blocks) {
   }
 }
 
+void quantize_q4_k_weighted(const float* src, void* dst, int64_t n_blocks, const float* importance) {
+  auto* b = static_cast<blocks::Q4_K*>(dst);
+  uint8_t levels[kQK];
+  for (int64_t i = 0; i < n_blocks; ++i, src += kQK, importance += kQK) {
+    quantize_weighted_super_block(src, importance, kquant::kWeighted4BitSearch, false, b[i].d, b[i].dmin,
+                                  b[i].scales, levels);
+    kquant::pack_q4_k_levels(levels, b[i]);
+  }
+}
+
 void dequantize_q5_k(const void* src, float* dst, int64_t n_blocks) {
   const auto* b = static_cast<const blocks::Q5_K*>(src);
   for (int64_t i = 0; i < n_blocks; ++i) {
@@ -171,6 +226,16 @@ void quantize_q5_k(const float* src, void* dst, int64_t n_blocks) {
   uint8_t levels[kQK];
   for (int64_t i = 0; i < n_blocks; ++i, src += kQK) {
     quantize_super_block(src, kquant::kQ5KSearch, b[i].d, b[i].dmin, b[i].scales, levels);
+    kquant::pack_q5_k_levels(levels, b[i]);
+  }
+}
+
+void quantize_q5_k_weighted(const float* src, void* dst, int64_t n_blocks, const float* importance) {
+  auto* b = static_cast<blocks::Q5_K*>(dst);
+  uint8_t levels[kQK];
+  for (int64_t i = 0; i < n_blocks; ++i, src += kQK, importance += kQK) {
+    quantize_weighted_super_block(src, importance, kquant::kWeighted5BitSearch, true, b[i].d, b[i].dmin,
+                                  b[i].scales, levels);
     kquant::pack_q5_k_levels(levels, b[i]);
   }
 }

@@ -2,7 +2,8 @@
 // signed 8-bit scale relative to the fp16 d:
 //   x = (d * scale[j]) * (q - 32),  q in [0, 63]
 // The low 4 bits of q live in ql, the high 2 bits in qh. Quantization is
-// ggml's reference algorithm and writes the same bytes.
+// ggml's algorithm (with or without an importance matrix) and writes the
+// same bytes.
 #include <cmath>
 #include <cstring>
 
@@ -69,6 +70,35 @@ constexpr int kQK = blocks::kSuperElems;
 constexpr int kSub = kquant::kSymmetricSubElems;
 constexpr int kNumSub = kquant::kSymmetricSubBlocks;
 
+// ggml's quantize_row_q6_K_ref, and with `importance` (one weight per
+// element, null for none) its quantize_row_q6_K_impl: the importance is the
+// sub-block fit's weights as it is (the other formats scale it per element).
+void quantize_q6_k_blocks(const float* src, void* dst, int64_t n_blocks, const float* importance) {
+  auto* b = static_cast<blocks::Q6_K*>(dst);
+  int8_t levels[kQK];
+  for (int64_t i = 0; i < n_blocks; ++i, src += kQK) {
+    float scales[kNumSub];
+    for (int j = 0; j < kNumSub; ++j) {
+      const float* weights = importance != nullptr ? importance + kQK * i + kSub * j : nullptr;
+      scales[j] =
+          kquant::fit_symmetric_levels(kSub, kquant::kSymmetricNmax, src + kSub * j, weights, levels + kSub * j);
+    }
+    if (!kquant::encode_symmetric_scales(scales, b[i])) continue;
+
+    // Requantize against the scales as the decoder will see them.
+    const float d_stored = b[i].d.get();
+    for (int j = 0; j < kNumSub; ++j) {
+      const float sub_d = d_stored * b[i].scales[j];
+      if (sub_d == 0.0f) continue;  // every level decodes to 0 anyway
+      for (int l = 0; l < kSub; ++l) {
+        const int q = rounding::nearest_level(src[kSub * j + l] / sub_d, -32.0f, 31.0f);
+        levels[kSub * j + l] = static_cast<int8_t>(q + 32);
+      }
+    }
+    kquant::pack_q6_k_levels(levels, b[i]);
+  }
+}
+
 }  // namespace
 
 void dequantize_q6_k(const void* src, float* dst, int64_t n_blocks) {
@@ -94,28 +124,10 @@ void dequantize_q6_k(const void* src, float* dst, int64_t n_blocks) {
   }
 }
 
-void quantize_q6_k(const float* src, void* dst, int64_t n_blocks) {
-  auto* b = static_cast<blocks::Q6_K*>(dst);
-  int8_t levels[kQK];
-  for (int64_t i = 0; i < n_blocks; ++i, src += kQK) {
-    float scales[kNumSub];
-    for (int j = 0; j < kNumSub; ++j) {
-      scales[j] = kquant::fit_symmetric_levels(kSub, kquant::kSymmetricNmax, src + kSub * j, levels + kSub * j);
-    }
-    if (!kquant::encode_symmetric_scales(scales, b[i])) continue;
+void quantize_q6_k(const float* src, void* dst, int64_t n_blocks) { quantize_q6_k_blocks(src, dst, n_blocks, nullptr); }
 
-    // Requantize against the scales as the decoder will see them.
-    const float d_stored = b[i].d.get();
-    for (int j = 0; j < kNumSub; ++j) {
-      const float sub_d = d_stored * b[i].scales[j];
-      if (sub_d == 0.0f) continue;  // every level decodes to 0 anyway
-      for (int l = 0; l < kSub; ++l) {
-        const int q = rounding::nearest_level(src[kSub * j + l] / sub_d, -32.0f, 31.0f);
-        levels[kSub * j + l] = static_cast<int8_t>(q + 32);
-      }
-    }
-    kquant::pack_q6_k_levels(levels, b[i]);
-  }
+void quantize_q6_k_weighted(const float* src, void* dst, int64_t n_blocks, const float* importance) {
+  quantize_q6_k_blocks(src, dst, n_blocks, importance);
 }
 
 }  // namespace synapse::codecs

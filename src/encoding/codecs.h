@@ -13,6 +13,9 @@ namespace synapse::codecs {
 
 using DequantizeFn = void (*)(const void* src, float* dst, int64_t n_blocks);
 using QuantizeFn = void (*)(const float* src, void* dst, int64_t n_blocks);
+// With one importance weight per element of the n_blocks (a whole row:
+// some formats use statistics of the row).
+using WeightedQuantizeFn = void (*)(const float* src, void* dst, int64_t n_blocks, const float* importance);
 
 // codec_plain.cpp (one element per block)
 void dequantize_f32(const void* src, float* dst, int64_t n_blocks);
@@ -31,6 +34,10 @@ void dequantize_q5_0(const void* src, float* dst, int64_t n_blocks);
 void quantize_q5_0(const float* src, void* dst, int64_t n_blocks);
 void dequantize_q5_1(const void* src, float* dst, int64_t n_blocks);
 void quantize_q5_1(const float* src, void* dst, int64_t n_blocks);
+void quantize_q4_0_weighted(const float* src, void* dst, int64_t n_blocks, const float* importance);
+void quantize_q4_1_weighted(const float* src, void* dst, int64_t n_blocks, const float* importance);
+void quantize_q5_0_weighted(const float* src, void* dst, int64_t n_blocks, const float* importance);
+void quantize_q5_1_weighted(const float* src, void* dst, int64_t n_blocks, const float* importance);
 void dequantize_q8_0(const void* src, float* dst, int64_t n_blocks);
 void quantize_q8_0(const float* src, void* dst, int64_t n_blocks);
 
@@ -41,5 +48,8 @@ void dequantize_q5_k(const void* src, float* dst, int64_t n_blocks);
 void quantize_q5_k(const float* src, void* dst, int64_t n_blocks);
 void dequantize_q6_k(const void* src, float* dst, int64_t n_blocks);
 void quantize_q6_k(const float* src, void* dst, int64_t n_blocks);
+void quantize_q4_k_weighted(const float* src, void* dst, int64_t n_blocks, const float* importance);
+void quantize_q5_k_weighted(const float* src, void* dst, int64_t n_blocks, const float* importance);
+void quantize_q6_k_weighted(const float* src, void* dst, int64_t n_blocks, const float* importance);
 
 }  // namespace synapse::codecs

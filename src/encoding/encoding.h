@@ -83,4 +83,12 @@ uint64_t row_bytes(Encoding e, uint64_t n);
 void dequantize_row(Encoding e, const void* src, float* dst, int64_t n);
 void quantize_row(Encoding e, const float* src, void* dst, int64_t n);
 
+// quantize_row with an importance matrix row, as ggml's quantizers with
+// quant_weights (llama.cpp's imatrix): importance[i] >= 0 weighs column i
+// of the row (n values). Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K fit
+// their scales by importance-weighted least squares (other bytes than
+// quantize_row's); the other encodings ignore the weights, as ggml does, and
+// so does a null importance. Scalar reference code.
+void quantize_row_weighted(Encoding e, const float* src, void* dst, int64_t n, const float* importance);
+
 }  // namespace synapse

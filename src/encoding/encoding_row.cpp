@@ -54,4 +54,14 @@ void quantize_row(Encoding e, const float* src, void* dst, int64_t n) {
   codec_entry(e, n, n_blocks).quantize(src, dst, n_blocks);
 }
 
+void quantize_row_weighted(Encoding e, const float* src, void* dst, int64_t n, const float* importance) {
+  int64_t n_blocks = 0;
+  const EncodingEntry& entry = codec_entry(e, n, n_blocks);
+  if (importance == nullptr || entry.quantize_weighted == nullptr) {
+    entry.quantize(src, dst, n_blocks);
+  } else {
+    entry.quantize_weighted(src, dst, n_blocks, importance);
+  }
+}
+
 }  // namespace synapse

@@ -23,24 +23,25 @@ constexpr EncodingEntry layout_only(Encoding id, const char* name, uint32_t elem
 }
 
 constexpr EncodingEntry with_codec(Encoding id, const char* name, uint32_t elems, uint32_t bytes,
-                                   DequantizeFn dequantize, QuantizeFn quantize) {
-  return {{id, name, elems, bytes, true}, dequantize, quantize};
+                                   DequantizeFn dequantize, QuantizeFn quantize,
+                                   WeightedQuantizeFn quantize_weighted = nullptr) {
+  return {{id, name, elems, bytes, true}, dequantize, quantize, quantize_weighted};
 }
 
 constexpr auto kEntries = std::to_array<EncodingEntry>({
     with_codec(Encoding::F32, "f32", 1, 4, dequantize_f32, quantize_f32),
     with_codec(Encoding::F16, "f16", 1, 2, dequantize_f16, quantize_f16),
-    with_codec(Encoding::Q4_0, "q4_0", 32, 18, dequantize_q4_0, quantize_q4_0),
-    with_codec(Encoding::Q4_1, "q4_1", 32, 20, dequantize_q4_1, quantize_q4_1),
-    with_codec(Encoding::Q5_0, "q5_0", 32, 22, dequantize_q5_0, quantize_q5_0),
-    with_codec(Encoding::Q5_1, "q5_1", 32, 24, dequantize_q5_1, quantize_q5_1),
+    with_codec(Encoding::Q4_0, "q4_0", 32, 18, dequantize_q4_0, quantize_q4_0, quantize_q4_0_weighted),
+    with_codec(Encoding::Q4_1, "q4_1", 32, 20, dequantize_q4_1, quantize_q4_1, quantize_q4_1_weighted),
+    with_codec(Encoding::Q5_0, "q5_0", 32, 22, dequantize_q5_0, quantize_q5_0, quantize_q5_0_weighted),
+    with_codec(Encoding::Q5_1, "q5_1", 32, 24, dequantize_q5_1, quantize_q5_1, quantize_q5_1_weighted),
     with_codec(Encoding::Q8_0, "q8_0", 32, 34, dequantize_q8_0, quantize_q8_0),
     layout_only(Encoding::Q8_1, "q8_1", 32, 36),  // d, s (fp16) + 32 int8
     layout_only(Encoding::Q2_K, "q2_K", 256, 84),
     layout_only(Encoding::Q3_K, "q3_K", 256, 110),
-    with_codec(Encoding::Q4_K, "q4_K", 256, 144, dequantize_q4_k, quantize_q4_k),
-    with_codec(Encoding::Q5_K, "q5_K", 256, 176, dequantize_q5_k, quantize_q5_k),
-    with_codec(Encoding::Q6_K, "q6_K", 256, 210, dequantize_q6_k, quantize_q6_k),
+    with_codec(Encoding::Q4_K, "q4_K", 256, 144, dequantize_q4_k, quantize_q4_k, quantize_q4_k_weighted),
+    with_codec(Encoding::Q5_K, "q5_K", 256, 176, dequantize_q5_k, quantize_q5_k, quantize_q5_k_weighted),
+    with_codec(Encoding::Q6_K, "q6_K", 256, 210, dequantize_q6_k, quantize_q6_k, quantize_q6_k_weighted),
     layout_only(Encoding::Q8_K, "q8_K", 256, 292),  // float d + 256 int8 + 16 int16 sums
     layout_only(Encoding::IQ2_XXS, "iq2_xxs", 256, 66),
     layout_only(Encoding::IQ2_XS, "iq2_xs", 256, 74),

@@ -12,6 +12,8 @@ struct EncodingEntry {
   EncodingInfo info;
   codecs::DequantizeFn dequantize;  // null when info.has_codec is false
   codecs::QuantizeFn quantize;
+  // ggml's importance-weighted encoder; null where ggml ignores the weights.
+  codecs::WeightedQuantizeFn quantize_weighted = nullptr;
 };
 
 // The entry for a raw ggml type id, or null when the id is unknown.

@@ -28,6 +28,10 @@ struct OffsetSearch {
 };
 inline constexpr OffsetSearch kQ4KSearch{15, -1.0f, 0.1f, 20};
 inline constexpr OffsetSearch kQ5KSearch{31, -0.5f, 0.1f, 15};
+// ggml's settings (make_qkx3_quants) in its importance-weighted encoders of
+// the offset formats: 4-bit levels (Q4_1, Q4_K) and 5-bit ones (Q5_1, Q5_K).
+inline constexpr OffsetSearch kWeighted4BitSearch{15, -0.9f, 0.05f, 36};
+inline constexpr OffsetSearch kWeighted5BitSearch{31, -0.9f, 0.05f, 36};
 
 // A Q4_K / Q5_K block's 6-bit sub-block codes, and d and dmin as stored.
 struct OffsetCodes {
@@ -42,6 +46,12 @@ struct OffsetCodes {
 // codes, and returns the codes for the requantization.
 OffsetCodes encode_offset_scales(const float* scales, const float* offsets, blocks::Half& d, blocks::Half& dmin,
                                  uint8_t* packed_scales);
+
+// Levels of a Q4_K / Q5_K block against its codes as the decoder reads them
+// (d, dmin as stored, the packed scales): for each sub-block whose scale is
+// not 0, level = round((x + dmin * min) / (d * scale)) in [0, nmax].
+void requantize_offset_levels(const float* x, const uint8_t* packed_scales, float d, float dmin, int nmax,
+                              uint8_t* levels);
 
 // levels[256] in [0, 15] (Q4_K) or [0, 31] (Q5_K) into the block's bits.
 void pack_q4_k_levels(const uint8_t* levels, blocks::Q4_K& b);

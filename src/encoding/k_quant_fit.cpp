@@ -92,7 +92,7 @@ float fit_offset_levels(int n, int nmax, const float* x, const float* w, uint8_t
   return scale;
 }
 
-float fit_symmetric_levels(int n, int nmax, const float* x, int8_t* levels) {
+float fit_symmetric_levels(int n, int nmax, const float* x, const float* weights, int8_t* levels) {
   float amax = 0;
   float max = 0;
   for (int i = 0; i < n; ++i) {
@@ -116,7 +116,7 @@ float fit_symmetric_levels(int n, int nmax, const float* x, int8_t* levels) {
     for (int i = 0; i < n; ++i) {
       const int l = rounding::nearest_level(iscale * x[i], lo, hi);
       out[i] = static_cast<int8_t>(l + nmax);
-      const float w = x[i] * x[i];
+      const float w = weights != nullptr ? weights[i] : x[i] * x[i];
       sumlx += w * x[i] * l;
       suml2 += w * l * l;
     }
@@ -137,6 +137,71 @@ float fit_symmetric_levels(int n, int nmax, const float* x, int8_t* levels) {
     }
   }
   return scale;
+}
+
+float fit_unsigned_levels(int n, int nmax, const float* x, const float* w, uint8_t* levels) {
+  float max = 0;
+  for (int i = 0; i < n; ++i) max = max > x[i] ? max : x[i];
+  if (max < kZeroGroupEps) {
+    std::fill(levels, levels + n, uint8_t{0});
+    return 0.0f;
+  }
+  // Levels are stored as bytes and read back as such, as in ggml (which
+  // matters only for a negative x, whose level wraps).
+  auto level = [nmax](float v) { return std::min(nmax, rounding::nearest_int(v)); };
+  float iscale = nmax / max;
+  for (int i = 0; i < n; ++i) levels[i] = static_cast<uint8_t>(rounding::nearest_int(iscale * x[i]));
+  const float scale0 = 1 / iscale;
+  float best_mse = 0;
+  for (int i = 0; i < n; ++i) {
+    const float diff = x[i] - scale0 * levels[i];
+    best_mse += w[i] * diff * diff;
+  }
+  for (int step = -4; step <= 4; ++step) {
+    if (step == 0) continue;
+    const float trial_iscale = (0.1f * step + nmax) / max;
+    const float trial_scale = 1 / trial_iscale;
+    float mse = 0;
+    for (int i = 0; i < n; ++i) {
+      const float diff = x[i] - trial_scale * level(trial_iscale * x[i]);
+      mse += w[i] * diff * diff;
+    }
+    if (mse < best_mse) {
+      best_mse = mse;
+      iscale = trial_iscale;
+    }
+  }
+
+  float sumlx = 0;
+  float suml2 = 0;
+  for (int i = 0; i < n; ++i) {
+    const int l = level(iscale * x[i]);
+    levels[i] = static_cast<uint8_t>(l);
+    sumlx += w[i] * x[i] * l;
+    suml2 += w[i] * l * l;
+  }
+  // Move one level at a time to where the fit without it puts it, keeping
+  // the move when the fit's explained part (sumlx^2 / suml2) grows.
+  for (int pass = 0; pass < 5; ++pass) {
+    int changed = 0;
+    for (int i = 0; i < n; ++i) {
+      float slx = sumlx - w[i] * x[i] * levels[i];
+      float sl2 = suml2 - w[i] * levels[i] * levels[i];
+      if (!(slx > 0 && sl2 > 0)) continue;
+      const int l = level(x[i] * sl2 / slx);
+      if (l == levels[i]) continue;
+      slx += w[i] * x[i] * l;
+      sl2 += w[i] * l * l;
+      if (slx * slx * suml2 > sumlx * sumlx * sl2) {
+        levels[i] = static_cast<uint8_t>(l);
+        sumlx = slx;
+        suml2 = sl2;
+        ++changed;
+      }
+    }
+    if (changed == 0) break;
+  }
+  return suml2 > 0 ? sumlx / suml2 : 0.0f;
 }
 
 }  // namespace synapse::kquant

@@ -10,6 +10,7 @@
 #include "format/gguf_writer.h"
 #include "kernels/cpu/core_count.h"
 #include "kernels/cpu/thread_pool.h"
+#include "quantize/imatrix_file.h"
 #include "quantize/row_converter.h"
 #include "quantize/tensor_category.h"
 #include "quantize/type_policy.h"
@@ -62,6 +63,35 @@ GgufMetadata output_metadata(const GgufMetadata& in, uint32_t file_type) {
   return md;
 }
 
+// llama.cpp's token embeddings, whose imatrix entry it skips when its size
+// is wrong (its imatrix tool never writes one: they are looked up, not
+// multiplied, but older files of split models had wrong ones).
+bool is_token_embedding(const std::string& name) {
+  return name == "token_embd.weight" || name == "per_layer_token_embd.weight";
+}
+
+// The importance a re-encoded tensor is encoded with: its entry's, when the
+// imatrix has one of the size of a row times the experts (llama.cpp's
+// lookup in llama_model_quantize_impl); empty for none.
+std::vector<float> tensor_importance(const Imatrix& imatrix, const GgufTensorInfo& t) {
+  const auto it = imatrix.entries.find(t.name);
+  if (it == imatrix.entries.end()) return {};
+  std::vector<float> values = importance(it->second);
+  const uint64_t n_expert = t.dims.size() > 2 ? t.dims[2] : 1;
+  if (values.size() != t.dims[0] * n_expert) {
+    if (is_token_embedding(t.name)) return {};
+    throw Error(ErrorKind::InvalidValue,
+                "imatrix entry has " + std::to_string(values.size()) + " values, the tensor's rows of " +
+                    std::to_string(t.dims[0]) + " times " + std::to_string(n_expert) + " experts need " +
+                    std::to_string(t.dims[0] * n_expert),
+                Error::kNoOffset, t.name);
+  }
+  if (t.dims.size() > 3 && t.dims[3] > 1)
+    throw Error(ErrorKind::Unsupported, "llama.cpp's quantizer cannot weight a 4-D tensor", Error::kNoOffset,
+                t.name);
+  return values;
+}
+
 // Refuses, before anything is written, what llama.cpp's quantizer refuses.
 void check_conversion(const GgufTensorInfo& t, Encoding to, bool allow_requantize) {
   if (t.encoding == to) return;
@@ -82,24 +112,38 @@ QuantizeSummary quantize_model(const QuantizeOptions& options,
                                const std::function<void(const TensorDone&)>& on_tensor) {
   if (options.type == nullptr) throw Error(ErrorKind::Usage, "no type to quantize to");
   const QuantType& type = *options.type;
+  const Imatrix imatrix = options.imatrix_file.empty() ? Imatrix{} : read_imatrix(options.imatrix_file);
+  // llama-quantize passes no imatrix (and records none) when it has no entry.
+  const bool has_imatrix = !imatrix.entries.empty();
   const GgufFile in = GgufFile::open(options.input);
   const ModelFacts facts = model_facts(in.metadata());
   const std::vector<const GgufTensorInfo*> order = llama_cpp_order(in);
 
   std::vector<TensorToType> requests;
   for (const GgufTensorInfo* t : order) requests.push_back({t->name, t->dims, t->encoding});
-  const std::vector<Encoding> encodings = choose_encodings(type, facts, requests, options.pure);
-  for (size_t i = 0; i < order.size(); ++i) check_conversion(*order[i], encodings[i], options.allow_requantize);
+  const std::vector<Encoding> encodings = choose_encodings(type, facts, requests, options.pure, has_imatrix);
+  std::vector<std::vector<float>> importances(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    check_conversion(*order[i], encodings[i], options.allow_requantize);
+    if (has_imatrix && encodings[i] != order[i]->encoding) importances[i] = tensor_importance(imatrix, *order[i]);
+  }
 
   cpu::ThreadPool pool(options.threads > 0 ? options.threads : cpu::default_thread_count());
   GgufWriter writer;
   writer.metadata() = output_metadata(in.metadata(), type.file_type);
+  if (has_imatrix) {
+    for (auto& [key, value] : imatrix_metadata(imatrix, options.imatrix_file)) {
+      writer.metadata().erase(key);  // llama.cpp's gguf_set_* move a key last
+      writer.metadata().set(key, std::move(value));
+    }
+  }
   QuantizeSummary summary;
   summary.tensors = order.size();
   for (size_t i = 0; i < order.size(); ++i) {
     const GgufTensorInfo& t = *order[i];
     const Encoding to = encodings[i];
     if (to != t.encoding) ++summary.converted;
+    if (!importances[i].empty()) ++summary.weighted;
     summary.input_bytes += t.n_bytes;
     // ggml writes the dimensions up to the last one above 1.
     std::vector<uint64_t> dims(t.dims.begin(), t.dims.begin() + significant_dims(t.dims));
@@ -109,10 +153,14 @@ QuantizeSummary quantize_model(const QuantizeOptions& options,
         std::memcpy(dst, src.data(), n_bytes);
       } else {
         const uint64_t row = t.dims[0];
-        convert_rows(pool, src.data(), t.encoding, dst, to, row, t.n_elements() / row, t.name);
+        const uint64_t n_rows = t.n_elements() / row;
+        const std::vector<float>& importance = importances[i];
+        RowImportance weights;
+        if (!importance.empty()) weights = {importance.data(), n_rows / (importance.size() / row)};
+        convert_rows(pool, src.data(), t.encoding, dst, to, row, n_rows, t.name, weights);
       }
       summary.output_bytes += n_bytes;
-      if (on_tensor) on_tensor({i, order.size(), t.name, t.encoding, to});
+      if (on_tensor) on_tensor({i, order.size(), t.name, t.encoding, to, !importances[i].empty()});
     });
   }
   writer.write(options.output);

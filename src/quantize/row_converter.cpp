@@ -10,7 +10,7 @@
 namespace synapse::quant {
 
 void convert_rows(cpu::ThreadPool& pool, const uint8_t* src, Encoding from, uint8_t* dst, Encoding to,
-                  uint64_t row_elems, uint64_t n_rows, const std::string& tensor) {
+                  uint64_t row_elems, uint64_t n_rows, const std::string& tensor, RowImportance importance) {
   const uint64_t in_bytes = row_bytes(from, row_elems);
   const uint64_t out_bytes = row_bytes(to, row_elems);
   const auto n = static_cast<int64_t>(row_elems);
@@ -22,7 +22,12 @@ void convert_rows(cpu::ThreadPool& pool, const uint8_t* src, Encoding from, uint
       for (int64_t r = rows.begin; r < rows.end; ++r) {
         uint8_t* out = dst + static_cast<uint64_t>(r) * out_bytes;
         dequantize_row(from, src + static_cast<uint64_t>(r) * in_bytes, values.data(), n);
-        cpu::encode_row(to, values.data(), out, n);
+        if (importance.values != nullptr) {
+          const uint64_t matrix = static_cast<uint64_t>(r) / importance.rows_per_matrix;
+          quantize_row_weighted(to, values.data(), out, n, importance.values + matrix * row_elems);
+        } else {
+          cpu::encode_row(to, values.data(), out, n);
+        }
         dequantize_row(to, out, values.data(), n);
         for (float v : values)
           if (!std::isfinite(v))

@@ -10,7 +10,7 @@ namespace synapse::quant {
 namespace {
 
 // llama_ftype values of the mixes (llama.h).
-constexpr uint32_t kQ4_K_S = 14, kQ4_K_M = 15, kQ5_K_M = 17;
+constexpr uint32_t kQ4_0 = 2, kQ5_0 = 8, kQ4_K_S = 14, kQ4_K_M = 15, kQ5_K_M = 17;
 
 uint32_t block_elems(Encoding e) { return encoding_info(e).block_elems; }
 
@@ -31,8 +31,12 @@ bool is_70b(const ModelFacts& m) {
 // llama.cpp's quantize_state_impl: what the mix has seen so far.
 class Mix {
  public:
-  Mix(const QuantType& type, const ModelFacts& model, std::span<const TensorToType> tensors)
-      : ft_(type.file_type), m_(model), falcon_(model.arch == "falcon"), big_(is_70b(model)) {
+  Mix(const QuantType& type, const ModelFacts& model, std::span<const TensorToType> tensors, bool has_imatrix)
+      : ft_(type.file_type),
+        m_(model),
+        falcon_(model.arch == "falcon"),
+        big_(is_70b(model)),
+        has_imatrix_(has_imatrix) {
     for (const TensorToType& t : tensors) {
       const TensorCategory c = tensor_category(t.name);
       if (is_attn_v_like(c)) ++n_attn_v_;
@@ -88,6 +92,10 @@ class Mix {
     }
     if (ft_ == kQ5_K_M && use_more_bits(layer, n)) return Encoding::Q6_K;
     if (ft_ == kQ4_K_S && !falcon_ && layer < n / 8) return Encoding::Q5_K;
+    // "Guard against craziness in the first few ffn_down layers": only with
+    // an imatrix, so that one without gets the same file as before it.
+    if ((ft_ == kQ4_0 || ft_ == kQ5_0) && has_imatrix_ && layer < n / 8)
+      return ft_ == kQ4_0 ? Encoding::Q4_1 : Encoding::Q5_1;
     return e;
   }
 
@@ -95,11 +103,14 @@ class Mix {
   const ModelFacts& m_;
   bool falcon_;
   bool big_;
+  bool has_imatrix_;
   bool tied_ = true;
   int n_attn_v_ = 0;
   int i_attn_v_ = 0;
   int i_ffn_down_ = 0;
 };
+
+}  // namespace
 
 // llama.cpp's fallback for rows that do not split into whole blocks. The
 // three 256-element types are the only ones the mixes above produce; a
@@ -117,11 +128,9 @@ Encoding fit_row(Encoding e, uint64_t row) {
   return row % block_elems(fallback) == 0 ? fallback : Encoding::F16;
 }
 
-}  // namespace
-
 std::vector<Encoding> choose_encodings(const QuantType& type, const ModelFacts& model,
-                                       std::span<const TensorToType> tensors, bool pure) {
-  Mix mix(type, model, tensors);
+                                       std::span<const TensorToType> tensors, bool pure, bool has_imatrix) {
+  Mix mix(type, model, tensors, has_imatrix);
   std::vector<Encoding> out;
   out.reserve(tensors.size());
   for (const TensorToType& t : tensors) {

@@ -1,6 +1,6 @@
 // Which encoding each tensor gets in a file of a given type: llama.cpp's
 // llama_tensor_get_type (src/llama-quant.cpp) for the file types of
-// quant_types.h, without imatrix, overrides or --output-tensor-type.
+// quant_types.h, without overrides or --output-tensor-type.
 #pragma once
 
 #include <cstdint>
@@ -37,10 +37,16 @@ struct TensorToType {
 // mix for the file type applies (Q6_K output, more bits for attn_v and
 // ffn_down in some layers, ...); then a row that is not a whole number of
 // blocks falls back (q4_K -> q5_0, q5_K -> q5_1, q6_K -> q8_0, and F16
-// where that still does not fit). Throws InvalidValue where llama.cpp
-// refuses: an ffn_down tensor of an expert model without a valid block
-// index.
+// where that still does not fit). `has_imatrix`: llama.cpp's one rule for
+// these types that depends on an importance matrix being given (q4_0 and
+// q5_0 give ffn_down q4_1 / q5_1 in the first eighth of the layers). Throws
+// InvalidValue where llama.cpp refuses: an ffn_down tensor of an expert
+// model without a valid block index.
 std::vector<Encoding> choose_encodings(const QuantType& type, const ModelFacts& model,
-                                       std::span<const TensorToType> tensors, bool pure);
+                                       std::span<const TensorToType> tensors, bool pure, bool has_imatrix = false);
+
+// llama.cpp's fallback for rows of row_elems that are not whole blocks of
+// `e`: q4_K -> q5_0, q5_K -> q5_1, q6_K -> q8_0, then F16; `e` where they are.
+Encoding fit_row(Encoding e, uint64_t row_elems);
 
 }  // namespace synapse::quant

@@ -17,6 +17,7 @@
 #include "synapse/error.h"
 
 #include "encoding/codec_list.h"
+#include "encoding/parity_row.h"
 #include "support/byte_hash.h"
 
 namespace synapse {
@@ -264,25 +265,6 @@ TEST(EncodingRoundTrip, DequantizingTwiceGivesIdenticalFloats) {
 
 // ---------------------------------------------------------------- ggml parity
 
-// Library-independent input: xorshift32 noise whose scale changes per
-// 32-element block, two outliers, an all-zero block and a negative block.
-std::vector<float> parity_row(int64_t n) {
-  uint32_t s = 0x12345678u;
-  std::vector<float> x(n);
-  for (int64_t i = 0; i < n; ++i) {
-    s ^= s << 13;
-    s ^= s >> 17;
-    s ^= s << 5;
-    const float u = static_cast<float>(s >> 8) * 0x1p-23f - 1.0f;
-    x[i] = u * 0.05f * static_cast<float>(1 + (i / 32) % 7);
-  }
-  x[5] = 3.0f;
-  x[700] = -4.5f;
-  for (int64_t i = 256; i < 288; ++i) x[i] = 0.0f;
-  for (int64_t i = 512; i < 544; ++i) x[i] = -0.25f - 0.001f * static_cast<float>(i % 5);
-  return x;
-}
-
 // FNV-1a of the bytes ggml's reference quantizers (ggml_quantize_chunk
 // without an importance matrix) write for parity_row(1024), computed with
 // the pinned peer's libggml-base (@node-llama-cpp/linux-x64 3.22.1).
@@ -294,7 +276,7 @@ TEST(EncodingGgmlParity, QuantizersWriteTheSameBytesAsGgmlReference) {
       {Encoding::Q5_1, 0xfb28f54a8fac1792ull}, {Encoding::Q4_K, 0xa55a3bd28a681b7aull},
       {Encoding::Q5_K, 0x54b1cb0f370c2eeaull}, {Encoding::Q6_K, 0x55c767582b7ded2eull},
   };
-  const auto x = parity_row(1024);
+  const auto x = test::parity_row(1024);
   for (const auto& [e, want] : kGgmlHashes) {
     std::vector<uint8_t> q(row_bytes(e, 1024));
     quantize_row(e, x.data(), q.data(), 1024);

@@ -1,12 +1,15 @@
 // synapse quantize against llama.cpp's quantizer (synapse-peer quantize, i.e.
 // llama_model_quantize): the same bytes, on stories260K's real weights and on
-// synth models whose rows are whole K-quant blocks.
+// synth models whose rows are whole K-quant blocks, without and with an
+// importance matrix.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
+#include "quantize/imatrix_file.h"
+#include "quantize/random_imatrix.h"
 #include "support/command_runner.h"
 #include "support/temp_dir.h"
 
@@ -72,6 +75,58 @@ TEST(QuantizePeerSynth, PureTypesEqualLlamaCpps) {
   const std::string dense = dir.file("llama.gguf");
   ASSERT_EQ(run_synapse({"synth", "--arch", "llama", "--n-layer", "8", "-o", dense}).exit_code, 0);
   for (const char* type : {"q4_k_m", "q4_0", "q6_k"}) expect_same_bytes(dense, type, dir, {"--pure"});
+}
+
+// Writes a random imatrix for `model` (random_imatrix.h: every block weight,
+// experts with their own counts, one unused; token_embd's entry of the wrong
+// size and one for an absent tensor, which llama.cpp both skips).
+std::string imatrix_for(const std::string& model, const TempDir& dir, const std::string& name) {
+  quant::write_imatrix(random_imatrix(model, 17, true), dir.file(name));
+  return dir.file(name);
+}
+
+class QuantizePeerStoriesImatrix : public ::testing::TestWithParam<const char*> {};
+
+// stories260K's rows (64, 172) give the legacy types weighted blocks and
+// the K types their fallbacks (q5_0, q5_1, q8_0, f16).
+TEST_P(QuantizePeerStoriesImatrix, BytesEqualLlamaCpps) {
+  SYNAPSE_SKIP_UNLESS_PEER();
+  const std::string f32 = shared_data("gguf/stories260K-f32.gguf").string();
+  if (!std::filesystem::exists(f32)) GTEST_SKIP() << "shared test data " << f32 << " is absent";
+  TempDir dir;
+  expect_same_bytes(f32, GetParam(), dir, {"--imatrix", imatrix_for(f32, dir, "imatrix.gguf")});
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, QuantizePeerStoriesImatrix,
+                         ::testing::Values("q4_0", "q4_1", "q5_0", "q5_1", "q4_k", "q5_k", "q6_k", "q8_0", "q4_k_m"),
+                         [](const auto& info) { return std::string(info.param); });
+
+// Rows of 256: the weighted K-quant encoders; 8 blocks: q4_0's imatrix
+// rule (ffn_down q4_1 in block 0); experts with their own importance.
+TEST(QuantizePeerSynth, ImatrixQuantizationsEqualLlamaCpps) {
+  SYNAPSE_SKIP_UNLESS_PEER();
+  TempDir dir;
+  const std::string dense = dir.file("llama.gguf"), moe = dir.file("qwen2moe.gguf");
+  ASSERT_EQ(run_synapse({"synth", "--arch", "llama", "--n-layer", "8", "-o", dense}).exit_code, 0);
+  ASSERT_EQ(run_synapse({"synth", "--arch", "qwen2moe", "-o", moe}).exit_code, 0);
+  const std::vector<std::string> dense_imatrix = {"--imatrix", imatrix_for(dense, dir, "dense.gguf")};
+  for (const char* type : {"q4_k_m", "q5_k_m", "q6_k", "q4_0", "q5_1"})
+    expect_same_bytes(dense, type, dir, dense_imatrix);
+  expect_same_bytes(moe, "q4_k_m", dir, {"--imatrix", imatrix_for(moe, dir, "moe.gguf")});
+}
+
+// Rows of 96 and an FFN of 100: the K types' fallbacks (q5_0, q5_1, q8_0)
+// weighted, and f16 where 32 does not divide the row either.
+TEST(QuantizePeerSynth, ImatrixFallbacksEqualLlamaCpps) {
+  SYNAPSE_SKIP_UNLESS_PEER();
+  TempDir dir;
+  const std::string model = dir.file("odd.gguf");
+  ASSERT_EQ(run_synapse({"synth", "--arch", "llama", "--n-embd", "96", "--n-head", "3", "--n-head-kv", "1",
+                         "--n-ff", "100", "-o", model})
+                .exit_code,
+            0);
+  const std::vector<std::string> imatrix = {"--imatrix", imatrix_for(model, dir, "odd-imatrix.gguf")};
+  for (const char* type : {"q4_k_m", "q5_k", "q6_k"}) expect_same_bytes(model, type, dir, imatrix);
 }
 
 }  // namespace

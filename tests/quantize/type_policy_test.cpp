@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "quantize/quant_types.h"
@@ -41,12 +42,12 @@ std::vector<Tensor> llama_tensors(int n_layer, uint64_t embd, uint64_t kv, uint6
 }
 
 std::map<std::string, Encoding> types_of(const std::string& type, const std::vector<Tensor>& tensors,
-                                         const ModelFacts& facts, bool pure = false) {
+                                         const ModelFacts& facts, bool pure = false, bool has_imatrix = false) {
   const QuantType* t = find_quant_type(type);
   EXPECT_NE(t, nullptr) << type;
   std::vector<TensorToType> requests;
   for (const Tensor& x : tensors) requests.push_back({x.name, x.dims, Encoding::F32});
-  const std::vector<Encoding> e = choose_encodings(*t, facts, requests, pure);
+  const std::vector<Encoding> e = choose_encodings(*t, facts, requests, pure, has_imatrix);
   std::map<std::string, Encoding> out;
   for (size_t i = 0; i < tensors.size(); ++i) out[tensors[i].name] = e[i];
   return out;
@@ -164,6 +165,27 @@ TEST(TypePolicy, ExpertFfnTensorsTakeTheirBlockFromTheName) {
   EXPECT_THROW(types_of("q4_k_m", tensors, moe), Error);
   tensors.pop_back();
   EXPECT_EQ(types_of("q4_k_m", tensors, moe).at("blk.0.ffn_down_exps.weight"), Encoding::Q6_K);
+}
+
+// llama.cpp's one rule for these types that an imatrix changes: q4_0 and
+// q5_0 give ffn_down of the first eighth of the layers q4_1 / q5_1 (not
+// under --pure, and row fallbacks still apply).
+TEST(TypePolicy, WithAnImatrixQ4_0AndQ5_0GiveTheFirstFfnDownsMoreBits) {
+  const auto tensors = llama_tensors(16, 256, 128, 512, false);
+  for (const auto& [type, base, more] : {std::tuple{"q4_0", Encoding::Q4_0, Encoding::Q4_1},
+                                         std::tuple{"q5_0", Encoding::Q5_0, Encoding::Q5_1}}) {
+    const auto with = types_of(type, tensors, llama_facts(16), false, true);
+    EXPECT_EQ(with.at("blk.0.ffn_down.weight"), more) << type;
+    EXPECT_EQ(with.at("blk.1.ffn_down.weight"), more) << type;
+    EXPECT_EQ(with.at("blk.2.ffn_down.weight"), base) << type;
+    EXPECT_EQ(with.at("blk.0.ffn_up.weight"), base) << type;
+    EXPECT_EQ(types_of(type, tensors, llama_facts(16)).at("blk.0.ffn_down.weight"), base) << type;
+    EXPECT_EQ(types_of(type, tensors, llama_facts(16), true, true).at("blk.0.ffn_down.weight"), base) << type;
+  }
+  // q8_0 and the K-quant mixes have no imatrix rule.
+  EXPECT_EQ(types_of("q8_0", tensors, llama_facts(16), false, true), types_of("q8_0", tensors, llama_facts(16)));
+  EXPECT_EQ(types_of("q4_k_m", tensors, llama_facts(16), false, true),
+            types_of("q4_k_m", tensors, llama_facts(16)));
 }
 
 }  // namespace
