@@ -7,6 +7,7 @@
 
 #include "cli/command.h"
 #include "cli/kernel_flags.h"
+#include "cli/layer_drop_flag.h"
 #include "cli/memory_flags.h"
 #include "cli/model_path.h"
 #include "exec/session.h"
@@ -19,6 +20,7 @@ namespace {
 
 struct BenchFlags {
   std::string model;
+  std::string drop_layers;  // --drop-layers
   std::vector<uint32_t> prompts{512};
   std::vector<uint32_t> gens{128};
   std::vector<uint32_t> depths{0};
@@ -46,6 +48,7 @@ int bench(const BenchFlags& f) {
   const Model model = load_model(path, LoadOptions{.max_ctx = max_ctx, .chunk = std::min(f.ubatch, longest_prompt)});
   exec::SessionOptions options = session_options(f.kernels);
   apply_memory_flags(f.memory, model, options);
+  apply_drop_layers(f.drop_layers, options);
   exec::Session session(model, options);
   const BenchModel described = describe_model(model, path, session);
   const int threads = thread_count(f.kernels);
@@ -65,6 +68,7 @@ int bench(const BenchFlags& f) {
   }
   if (f.output == "json") std::printf("]\n");
   if (f.output == "md") std::fputs(bench_markdown(described, threads, results).c_str(), stdout);
+  report_numerical_mode(session);
   return kExitOk;
 }
 
@@ -87,6 +91,7 @@ Register reg{{"bench", "Measure prompt and generation throughput, llama-bench st
                     ->capture_default_str();
                 add_kernel_flags(app, f->kernels);
                 add_memory_flags(app, f->memory);
+                add_drop_layers_flag(app, f->drop_layers);
                 app.add_option("-r,--repetitions", f->reps, "timed repetitions per test")
                     ->check(CLI::Range(1, 1000))
                     ->capture_default_str();

@@ -1,16 +1,15 @@
 // synapse perplexity -m FILE -f TEXT [-c 512] [-b 512] [--chunks K]
 //   [--kl-divergence-base FILE [--kl-divergence]]: llama-perplexity's
 // protocol (eval/perplexity.h) through the region scheduler.
-#include <algorithm>
 #include <memory>
 
 #include "cli/command.h"
 #include "cli/kernel_flags.h"
+#include "cli/layer_drop_flag.h"
 #include "cli/memory_flags.h"
 #include "cli/model_path.h"
+#include "cli/session_evaluator.h"
 #include "eval/perplexity_tool.h"
-#include "exec/session.h"
-#include "model/model.h"
 #include "synapse/error.h"
 #include "tokenizer/tokenizer.h"
 
@@ -23,49 +22,7 @@ struct PerplexityFlags {
   int64_t batch = 512;
   KernelFlags kernels;
   MemoryFlags memory;
-};
-
-// Evaluates a chunk in steps of at most `batch` tokens from an empty
-// context, keeping the logits rows of the scored positions only.
-class SessionEvaluator : public eval::ChunkEvaluator {
- public:
-  SessionEvaluator(const std::string& path, int64_t n_ctx, const PerplexityFlags& f)
-      : model_(load_model(path, {.max_ctx = static_cast<uint32_t>(n_ctx),
-                                 .chunk = static_cast<uint32_t>(std::min(f.batch, n_ctx))})),
-        session_(model_, options(f)) {}
-
-  int64_t vocab() const override { return session_.vocab(); }
-
-  void eval(std::span<const int32_t> tokens, int64_t first, std::span<float> rows) override {
-    session_.reset();
-    const auto n = static_cast<int64_t>(tokens.size());
-    const auto vocab = static_cast<size_t>(session_.vocab());
-    for (int64_t begin = 0; begin < n; begin += session_.chunk()) {
-      const int64_t end = std::min(begin + session_.chunk(), n);
-      const std::span<const int32_t> step = tokens.subspan(static_cast<size_t>(begin), static_cast<size_t>(end - begin));
-      // Scored positions of this step: [from, to); the last token scores nothing.
-      const int64_t from = std::max(begin, first), to = std::min(end, n - 1);
-      if (from >= to) {
-        session_.eval(step);
-        continue;
-      }
-      // The step's last end - from rows, of which the first to - from count.
-      const std::span<const float> logits = session_.eval_last(step, end - from);
-      std::copy_n(logits.begin(), static_cast<size_t>(to - from) * vocab,
-                  rows.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(from - first) * vocab));
-    }
-  }
-
- private:
-  exec::SessionOptions options(const PerplexityFlags& f) const {
-    exec::SessionOptions o = session_options(f.kernels);
-    apply_memory_flags(f.memory, model_, o);
-    o.logits_rows = model_.graph.bounds.at("chunk");  // a whole step's rows
-    return o;
-  }
-
-  Model model_;
-  exec::Session session_;
+  std::string drop_layers;
 };
 
 int perplexity(const PerplexityFlags& f) {
@@ -78,7 +35,7 @@ int perplexity(const PerplexityFlags& f) {
   engine.tokenize = [&](const std::string& text) { return tokenizer->encode(text, true, false); };
   if (vocab.add_bos && vocab.bos_id) engine.bos = vocab.bos_id;
   engine.open = [&](int64_t n_ctx) -> std::unique_ptr<eval::ChunkEvaluator> {
-    return std::make_unique<SessionEvaluator>(path, n_ctx, f);
+    return open_evaluator(path, n_ctx, f.batch, f.kernels, f.memory, f.drop_layers);
   };
   eval::run_perplexity_tool(f.tool, engine);
   return kExitOk;
@@ -105,6 +62,7 @@ Register reg{{"perplexity", "Perplexity of a text (llama-perplexity's protocol),
                              "compare with the reference of --kl-divergence-base (its tokens; no -f)");
                 add_kernel_flags(app, f->kernels);
                 add_memory_flags(app, f->memory);
+                add_drop_layers_flag(app, f->drop_layers);
                 app.footer(
                     "\nExamples:\n"
                     "  synapse perplexity -m model.gguf -f wiki.test.raw\n"

@@ -11,6 +11,7 @@
 
 #include "cli/command.h"
 #include "cli/kernel_flags.h"
+#include "cli/layer_drop_flag.h"
 #include "cli/memory_flags.h"
 #include "cli/model_path.h"
 #include "cli/weight_warmup.h"
@@ -31,6 +32,7 @@ namespace {
 
 struct RunFlags {
   std::string model;
+  std::string drop_layers;  // --drop-layers
   std::string tokens;
   std::string prompt;
   int32_t n_predict = -1;
@@ -209,6 +211,7 @@ void run_parallel(const RunFlags& f, exec::Session& session, std::span<const int
   std::fprintf(stderr, "synapse run: %d sequences: %zu prompt tokens once, %zu tokens generated in %.2f s, %.2f tok/s\n",
                f.parallel, prompt.size(), generated, seconds, seconds > 0 ? static_cast<double>(generated) / seconds : 0.0);
   print_memory_stats(session, static_cast<int64_t>(prompt.size() + generated));
+  report_numerical_mode(session);
 }
 
 int run(const RunFlags& f) {
@@ -244,6 +247,7 @@ int run(const RunFlags& f) {
 
   exec::SessionOptions options = session_options(f.kernels);
   apply_memory_flags(f.memory, model, options);
+  apply_drop_layers(f.drop_layers, options);
   // The KV a run can reach: the prompt and the tokens it may generate.
   if (f.n_predict >= 0) {
     options.memory.kv_positions = static_cast<int64_t>(prompt.size()) + f.n_predict;
@@ -317,6 +321,7 @@ int run(const RunFlags& f) {
   timer.print(prompt.size(), ids.size());
   if (drafter) print_speculative_stats(stats, ids.size());
   print_memory_stats(session, static_cast<int64_t>(prompt.size() + ids.size()));
+  report_numerical_mode(session);
   return kExitOk;
 }
 
@@ -337,6 +342,7 @@ Register reg{{"run", "Generate tokens from a prompt through the region scheduler
                 add_sampling_flags(app, f->sampling);
                 add_kernel_flags(app, f->kernels);
                 add_memory_flags(app, f->memory);
+                add_drop_layers_flag(app, f->drop_layers);
                 app.add_flag("--plan", f->plan, "print what the memory budget keeps resident and what it pages, then exit");
                 app.add_option("-c,--ctx-size", f->ctx, "context size (0: the model's, at most 4096)")
                     ->check(CLI::Range(0, 1 << 24));

@@ -17,6 +17,7 @@
 #include "cli/chat_template_flag.h"
 #include "cli/command.h"
 #include "cli/kernel_flags.h"
+#include "cli/layer_drop_flag.h"
 #include "cli/memory_flags.h"
 #include "cli/model_path.h"
 #include "cli/sampling_flags.h"
@@ -34,6 +35,7 @@ namespace {
 
 struct ServeFlags {
   std::string model;
+  std::string drop_layers;  // --drop-layers
   std::string alias;
   std::string chat_template;
   serve::ServerOptions server;
@@ -103,9 +105,11 @@ int serve_model(ServeFlags f) {
   const Model model = load_model(path, load);
   exec::SessionOptions options = session_options(f.kernels);
   apply_memory_flags(f.memory, model, options);
+  apply_drop_layers(f.drop_layers, options);
   options.logits_rows = f.parallel;
   exec::Session session(model, options);
   warm_up_weights(model, session);
+  report_numerical_mode(session);
 
   serve::EngineOptions engine_options;
   engine_options.slots = f.parallel;
@@ -122,6 +126,7 @@ int serve_model(ServeFlags f) {
   served.engine = &engine;
   served.n_ctx = session.max_ctx();
   served.n_vocab = session.vocab();
+  if (!session.scheduler().layer_drop().empty()) served.numerical_mode = "QualityBounded";
   server.set_model(served);
   serving = true;
   std::fprintf(stderr, "synapse serve: ready: %s, %d slots, context %lld per sequence, http://%s:%d/\n",
@@ -170,6 +175,7 @@ Register reg{{"serve", "OpenAI-compatible HTTP server with continuous batching a
                 add_sampling_flags(app, f->sampling);
                 add_kernel_flags(app, f->kernels);
                 add_memory_flags(app, f->memory);
+                add_drop_layers_flag(app, f->drop_layers);
                 app.footer(
                     "\nExamples:\n"
                     "  synapse serve -m model.gguf --port 8080 -np 8\n"

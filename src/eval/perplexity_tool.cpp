@@ -12,12 +12,6 @@
 namespace synapse::eval {
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, "cannot open " + path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // After the first chunk, as llama-perplexity: its time and the whole run's.
 void report_eta(int64_t chunk, int64_t n_chunks, double seconds) {
   if (chunk != 0) return;
@@ -32,7 +26,7 @@ void describe(const ChunkLayout& layout, size_t n_tokens) {
 }
 
 void run_perplexity(const PerplexityToolOptions& options, const PerplexityEngine& engine) {
-  const std::vector<int32_t> tokens = engine.tokenize(read_text(options.text_file));
+  const std::vector<int32_t> tokens = engine.tokenize(read_text_file(options.text_file));
   const ChunkLayout layout = chunk_layout(static_cast<int64_t>(tokens.size()), options.n_ctx, options.max_chunks);
   describe(layout, tokens.size());
   const std::unique_ptr<ChunkEvaluator> evaluator = engine.open(layout.n_ctx);
@@ -73,6 +67,12 @@ void run_kl_divergence(const PerplexityToolOptions& options, const PerplexityEng
 }
 
 }  // namespace
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, "cannot open " + path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 void run_perplexity_tool(const PerplexityToolOptions& options, const PerplexityEngine& engine) {
   if (options.kl) {

@@ -35,6 +35,9 @@ struct PerplexityEngine {
   std::function<std::unique_ptr<ChunkEvaluator>(int64_t n_ctx)> open;
 };
 
+// A text file's bytes. Throws Error(Io) when it cannot be read.
+std::string read_text_file(const std::string& path);
+
 // Throws Error: Usage for contradictory options, Io for files, InvalidValue
 // for a text too short or a reference of another vocabulary.
 void run_perplexity_tool(const PerplexityToolOptions& options, const PerplexityEngine& engine);

@@ -26,11 +26,12 @@ std::optional<Encoding> kv_encoding_from_name(const std::string& name) {
   return std::nullopt;
 }
 
-KvState::KvState(const ir::Graph& graph, int64_t max_ctx, KvLayout layout)
+KvState::KvState(const ir::Graph& graph, int64_t max_ctx, KvLayout layout, std::vector<bool> unused_slots)
     : max_ctx_(max_ctx),
       page_rows_(std::min(layout.page_rows, max_ctx)),
       bit_words_(static_cast<size_t>(page_rows_ + 63) / 64),
-      layout_(layout) {
+      layout_(layout),
+      unused_slots_(std::move(unused_slots)) {
   if (max_ctx <= 0 || layout.page_rows <= 0)
     throw Error(ErrorKind::InvalidValue, "KV state needs max_ctx > 0 and page_rows > 0");
   for (Encoding e : {layout.k, layout.v})
@@ -136,7 +137,9 @@ int64_t KvState::pages_allocated() const {
 uint64_t KvState::bytes_for(int64_t positions) const {
   const int64_t pages = (std::clamp<int64_t>(positions, 0, max_ctx_) + page_rows_ - 1) / page_rows_;
   uint64_t bytes = 0;
-  for (const Slot& slot : slots_) bytes += static_cast<uint64_t>(pages) * slot.page_bytes;
+  for (size_t s = 0; s < slots_.size(); ++s)
+    if (unused_slots_.empty() || !unused_slots_[s])
+      bytes += static_cast<uint64_t>(pages) * slots_[s].page_bytes;
   return bytes;
 }
 

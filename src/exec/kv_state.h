@@ -40,7 +40,9 @@ class KvState {
   // Pages hold min(layout.page_rows, max_ctx) rows. Throws
   // Error(InvalidValue) for an encoding other than F32, F16 and Q8_0, or
   // Q8_0 for a slot whose attention heads are not whole 32-element blocks.
-  KvState(const ir::Graph& graph, int64_t max_ctx, KvLayout layout = {});
+  // unused_slots (by SlotId; empty: none) are slots no region writes, a
+  // dropped layer's: bytes_for leaves them out.
+  KvState(const ir::Graph& graph, int64_t max_ctx, KvLayout layout = {}, std::vector<bool> unused_slots = {});
   KvState(KvState&&) = default;
   KvState& operator=(KvState&&) = default;
 
@@ -65,7 +67,7 @@ class KvState {
   // first, and released when freed. Null: pages are not accounted.
   void charge_pages_to(memory::MemoryLedger* ledger) { ledger_ = ledger; }
 
-  // The pages that hold positions [0, positions) of every slot, in bytes.
+  // The pages that hold positions [0, positions) of every used slot, in bytes.
   uint64_t bytes_for(int64_t positions) const;
 
   int64_t max_ctx() const { return max_ctx_; }
@@ -99,6 +101,7 @@ class KvState {
   int64_t page_rows_;
   size_t bit_words_;  // per page
   KvLayout layout_;
+  std::vector<bool> unused_slots_;
   std::vector<Slot> slots_;
   uint64_t bytes_allocated_ = 0;
   memory::MemoryLedger* ledger_ = nullptr;

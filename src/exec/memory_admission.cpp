@@ -29,6 +29,7 @@ MemoryAdmission admit_memory(const Model& model, const RegionScheduler& schedule
   plan_options.weight_budget = ledger.available();
   plan_options.slice_bytes = options.slice_bytes;
   plan_options.prefetch_depth = options.prefetch_depth;
+  plan_options.unused_weights = scheduler.layer_drop().weights;
   admission.plan = memory::plan_residency(model.graph, plan_options);
   memory::ResidencyPlan& plan = admission.plan;
   ledger.release(MemoryCategory::Kv, admission.kv_reachable);

@@ -49,10 +49,12 @@ void RegionTraceWriter::write(const RegionEvent& e) {
                "\"provenance\":\"%s\",\"duration_ns\":%" PRId64 ",\"weight_bytes_touched\":%" PRIu64
                ",\"weight_bytes_loaded\":%" PRIu64 ",\"weight_bytes_prefetched\":%" PRIu64
                ",\"weight_bytes_resident\":%" PRIu64 ",\"device\":\"cpu\",\"rank\":0,\"precision\":\"%s\","
-               "\"kernel\":\"%s\"}\n",
+               "\"kernel\":\"%s\"%s}\n",
                session_.c_str(), e.step, e.position, e.tokens, e.region.index, e.kind, e.layer, e.expert,
-               to_string(e.outcome), ir::to_string(e.provenance), e.duration_ns, e.weight_bytes_touched,
-               e.weight_bytes_loaded, e.weight_bytes_prefetched, e.weight_bytes_resident, precision_.at(e.region.index).c_str(), e.kernel);
+               to_string(e.outcome), e.dropped ? "UserDropped" : ir::to_string(e.provenance), e.duration_ns,
+               e.weight_bytes_touched, e.weight_bytes_loaded, e.weight_bytes_prefetched, e.weight_bytes_resident,
+               precision_.at(e.region.index).c_str(), e.kernel,
+               e.quality_bounded ? ",\"mode\":\"QualityBounded\"" : "");
 }
 
 void RegionTraceWriter::write(const SpeculationTotals& t) {

@@ -1,5 +1,7 @@
 // The opt-in region activation trace (SPEC §9): one JSON line per region per
 // step, streamed to a file so memory stays bounded however long the run.
+// A region of a layer the user dropped has provenance "UserDropped", and
+// every event of such a run says "mode":"QualityBounded".
 #pragma once
 
 #include <cstdio>

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <utility>
 #include <variant>
 
 #include "exec/node_runner.h"
@@ -36,12 +37,13 @@ const char* to_string(ir::RegionKindTag tag) {
 }
 
 RegionScheduler::RegionScheduler(const Model& model, const KernelRegistry& kernels, ref::Accumulation accumulation,
-                                 int64_t logits_rows)
+                                 int64_t logits_rows, LayerDrop drop)
     : model_(model),
       accumulation_(accumulation),
+      drop_(std::move(drop)),
       chunk_(model.graph.bounds.at("chunk")),
       logits_rows_(std::clamp<int64_t>(logits_rows, 1, chunk_)),
-      weights_(model),
+      weights_(model, drop_.weights),
       scratch_(model.graph, weights_, model.graph.bounds.at("max_ctx")),
       order_(region_order(model.graph)),
       entry_inputs_(model.graph.entry_inputs()),
@@ -132,6 +134,8 @@ std::span<const float> RegionScheduler::run(const StepInput& input, KvState& kv,
     event.expert = region.kind.expert;
     event.outcome = outcome;
     event.provenance = region.activation.provenance;
+    event.dropped = drop_.dropped(id);
+    event.quality_bounded = !drop_.empty();
     event.duration_ns =
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
     event.weight_bytes_touched = outcome == RegionOutcome::Executed ? weight_bytes_[id.index].touched(tokens) : 0;
@@ -150,6 +154,11 @@ RegionOutcome RegionScheduler::run_region(StepContext& ctx, ir::RegionId id) {
   const auto skip = [&](const ir::SkipSemantics& semantics) {
     for (ir::NodeId member : region.members) skip_node(ctx, member, semantics);
   };
+  if (drop_.dropped(id)) {  // before its inputs: a dropped layer's route is absent too
+    const ir::SkipSemantics& semantics = *drop_.regions[id.index];
+    skip(semantics);
+    return std::holds_alternative<ir::Bypass>(semantics) ? RegionOutcome::Bypassed : RegionOutcome::Skipped;
+  }
   for (ir::ValueId input : required_inputs_[id.index])
     if (!values_[input.index].present) {
       skip(ir::NotSkippable{});
@@ -185,6 +194,7 @@ void RegionScheduler::prefetch_after(size_t at) {
   constexpr size_t kScan = 256;
   int ahead = 0;
   for (size_t i = at + 1; i < std::min(order_.size(), at + 1 + kScan) && ahead < prefetch_depth_; ++i) {
+    if (drop_.dropped(order_[i])) continue;
     const ir::Region& region = model_.graph.regions[order_[i].index];
     const std::vector<uint32_t>& chunks = plan.region_chunks[order_[i].index];
     if (std::all_of(chunks.begin(), chunks.end(), [&](uint32_t c) { return plan.chunks[c].pinned; })) continue;

@@ -18,6 +18,7 @@
 #include "exec/expert_prefetch.h"
 #include "exec/kernel_registry.h"
 #include "exec/kv_state.h"
+#include "exec/layer_drop.h"
 #include "exec/route_gather.h"
 #include "exec/step_context.h"
 #include "exec/weight_table.h"
@@ -41,6 +42,10 @@ struct RegionEvent {
   uint32_t expert = 0;
   RegionOutcome outcome = RegionOutcome::Executed;
   ir::Provenance provenance = ir::Provenance::Structural;
+  // Skipped or bypassed because the user dropped its layer (--drop-layers).
+  bool dropped = false;
+  // The step ran with dropped layers: its numerical mode is QualityBounded.
+  bool quality_bounded = false;
   int64_t duration_ns = 0;
   // The region's weights (one embedding row per token), when executed.
   uint64_t weight_bytes_touched = 0;
@@ -82,10 +87,12 @@ struct StepInput {
 class RegionScheduler {
  public:
   // The model must outlive the scheduler. Steps return logits for at most
-  // logits_rows tokens (buffers are planned for that many). Throws
-  // Error(InvalidValue) when the regions' dependencies form a cycle.
+  // logits_rows tokens (buffers are planned for that many). The regions
+  // `drop` names never run (layer_drop.h). Throws Error(InvalidValue) when
+  // the regions' dependencies form a cycle.
   RegionScheduler(const Model& model, const KernelRegistry& kernels,
-                  ref::Accumulation accumulation = ref::Accumulation::F32, int64_t logits_rows = 1);
+                  ref::Accumulation accumulation = ref::Accumulation::F32, int64_t logits_rows = 1,
+                  LayerDrop drop = {});
 
   // Runs one step of 1..chunk tokens against kv and returns its logits rows
   // [output rows, vocab], valid until the next step; empty when the logits
@@ -101,6 +108,7 @@ class RegionScheduler {
   void page_weights(std::unique_ptr<memory::WeightResidency> residency, int prefetch_depth);
   const memory::WeightResidency* residency() const { return residency_.get(); }
   std::span<const ir::RegionId> order() const { return order_; }
+  const LayerDrop& layer_drop() const { return drop_; }
   const RegionKernel& kernel(ir::RegionId region) const { return *kernels_.at(region.index); }
   int64_t chunk() const { return chunk_; }
   int64_t logits_rows() const { return logits_rows_; }
@@ -120,6 +128,7 @@ class RegionScheduler {
 
   const Model& model_;
   ref::Accumulation accumulation_;
+  LayerDrop drop_;
   int64_t chunk_;
   int64_t logits_rows_;
   WeightTable weights_;

@@ -27,13 +27,17 @@ const KernelRegistry& reference_kernels() {
 Session::Session(const Model& model, SessionOptions options)
     : model_(model),
       scheduler_(model, options.kernels ? *options.kernels : reference_kernels(), options.accumulation,
-                 options.all_logits ? model.graph.bounds.at("chunk") : options.logits_rows),
-      memory_(admit_memory(model, scheduler_, KvState(model.graph, model.graph.bounds.at("max_ctx"), options.kv),
+                 options.all_logits ? model.graph.bounds.at("chunk") : options.logits_rows,
+                 plan_layer_drop(model.graph, options.drop_layers)),
+      memory_(admit_memory(model, scheduler_,
+                           KvState(model.graph, model.graph.bounds.at("max_ctx"), options.kv,
+                                   scheduler_.layer_drop().slots),
                            options.memory)),
       vocab_(vocabulary_of(model.graph)),
       positions_(static_cast<size_t>(scheduler_.chunk())),
       batch_tokens_(static_cast<size_t>(scheduler_.chunk())) {
-  sequences_.emplace_back(Sequence{KvState(model.graph, model.graph.bounds.at("max_ctx"), options.kv)});
+  sequences_.emplace_back(
+      Sequence{KvState(model.graph, model.graph.bounds.at("max_ctx"), options.kv, scheduler_.layer_drop().slots)});
   sequences_[0]->kv.charge_pages_to(&memory_.ledger);
   step_sequences_.reserve(static_cast<size_t>(scheduler_.logits_rows()));
   for (ir::NodeId out : model.graph.entry_outputs()) {

@@ -33,6 +33,9 @@ struct SessionOptions {
   std::shared_ptr<const KernelRegistry> kernels;
   // A memory budget; weights page in and out to stay within it.
   MemoryOptions memory;
+  // Layers that never run (--drop-layers, layer_drop.h): a QualityBounded
+  // session. Throws Error(Usage) for a layer the model does not have.
+  std::vector<uint32_t> drop_layers;
 };
 
 // A sequence of a session: sequence 0 exists from the start; fork() makes
@@ -114,6 +117,7 @@ class Session {
   int64_t vocab() const { return vocab_; }
   const KvState& kv(SequenceId id = 0) const { return sequence(id).kv; }
   RegionScheduler& scheduler() { return scheduler_; }
+  const RegionScheduler& scheduler() const { return scheduler_; }
   const MemoryAdmission& memory() const { return memory_; }
   // The residency manager when weights page; null when all are resident.
   const memory::WeightResidency* residency() const { return scheduler_.residency(); }

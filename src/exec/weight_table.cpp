@@ -28,7 +28,7 @@ class ReadaheadOff {
 
 }  // namespace
 
-WeightTable::WeightTable(const Model& model) {
+WeightTable::WeightTable(const Model& model, const std::vector<bool>& unused) {
   const ir::Graph& graph = model.graph;
   matrices_.resize(graph.weights.size());
   vectors_.resize(graph.weights.size());
@@ -48,7 +48,7 @@ WeightTable::WeightTable(const Model& model) {
     if (d.shape.size() == 2) {
       matrices_[i] = ref::EncodedMatrix{encoding, data.data(), rows, cols, row_stride};
       max_cols_ = std::max(max_cols_, cols);
-    } else if (d.shape.size() == 1) {
+    } else if (d.shape.size() == 1 && (unused.empty() || !unused[i])) {
       vectors_[i].resize(static_cast<size_t>(cols));
       dequantize_row(encoding, data.data(), vectors_[i].data(), cols);
     }

@@ -15,8 +15,9 @@ namespace synapse::exec {
 class WeightTable {
  public:
   // Throws Error(InvalidValue) when a matrix's rows need more bytes than its
-  // descriptor gives it.
-  explicit WeightTable(const Model& model);
+  // descriptor gives it. Weights flagged in `unused` (by TensorId; a
+  // dropped layer's) are never read: no vector is decoded for them.
+  explicit WeightTable(const Model& model, const std::vector<bool>& unused = {});
 
   const ref::EncodedMatrix& matrix(ir::TensorId id) const { return matrices_.at(id.index); }
   // Points matrix id at another copy of its bytes (a paged weight's mirror).

@@ -148,6 +148,9 @@ BenchModel describe_model(const Model& model, const std::string& filename, exec:
   m.type = model.info.architecture + " " + params_label(m.n_params, "%.1f%s") + " " +
            dominant_encoding(model.graph);
   m.decode_bytes = decode_weight_bytes(session);
+  const exec::LayerDrop& drop = session.scheduler().layer_drop();
+  m.numerical_mode = drop.empty() ? "EquivalentNumerics" : "QualityBounded";
+  m.dropped_layers = drop.layers;
   return m;
 }
 
@@ -208,6 +211,8 @@ nlohmann::json bench_json(const BenchModel& model, int threads, const BenchResul
       {"stddev_ns", static_cast<uint64_t>(std::llround(r.stddev_ns()))},
       {"avg_ts", r.avg_ts()},
       {"decode_weight_bytes", model.decode_bytes},
+      {"numerical_mode", model.numerical_mode},
+      {"dropped_layers", model.dropped_layers},
       {"stddev_ts", r.stddev_ts()},
       {"samples_ns", r.samples_ns},
       {"samples_ts", r.samples_ts()},

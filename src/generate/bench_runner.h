@@ -56,6 +56,9 @@ struct BenchModel {
   uint64_t n_params = 0;  // elements of weights
   // Weight bytes one decode step reads (decode_weight_bytes below).
   uint64_t decode_bytes = 0;
+  // "EquivalentNumerics", or "QualityBounded" with dropped layers.
+  std::string numerical_mode;
+  std::vector<uint32_t> dropped_layers;
 };
 
 // `session` must run `model`; it is used for one decode step and reset.

@@ -47,7 +47,7 @@ void cut_chunks(const ir::Graph& graph, const PlanOptions& options, ResidencyPla
   plan.weights.resize(graph.weights.size());
   for (uint32_t i = 0; i < graph.weights.size(); ++i) {
     const ir::WeightDescriptor& d = graph.weights[i];
-    if (!used[i] || !is_matrix(d)) continue;
+    if (!used[i] || !is_matrix(d) || (!options.unused_weights.empty() && options.unused_weights[i])) continue;
     const uint64_t row_stride = row_stride_of(d);
     const int64_t rows = d.shape[0];
     WeightChunks& wc = plan.weights[i];

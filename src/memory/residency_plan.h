@@ -54,6 +54,8 @@ struct PlanOptions {
   uint64_t weight_budget = UINT64_MAX;  // for matrix weights
   uint64_t slice_bytes = uint64_t{16} << 20;  // larger weights load in row slices
   int prefetch_depth = 2;  // regions loaded ahead: the pool keeps room for them when it can
+  // By TensorId: weights never read (a dropped layer's): no chunks. Empty: none.
+  std::vector<bool> unused_weights;
 };
 
 // The matrix-weight bytes of the graph (what paging concerns).

@@ -7,6 +7,17 @@
 
 namespace synapse {
 
+ExpertViewName split_expert_view(const std::string& name) {
+  const size_t open = name.rfind('[');
+  if (open == std::string::npos || name.back() != ']' || open + 2 >= name.size()) return {name, 0};
+  uint32_t expert = 0;
+  for (size_t i = open + 1; i + 1 < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9' || expert > 100000000) return {name, 0};
+    expert = expert * 10 + static_cast<uint32_t>(name[i] - '0');
+  }
+  return {name.substr(0, open), expert};
+}
+
 ir::WeightDescriptor expert_view(const ir::WeightDescriptor& merged, uint32_t expert) {
   if (merged.shape.size() != 3 || merged.shape[0] <= 0 || merged.length % merged.shape[0] != 0)
     throw Error(ErrorKind::InvalidValue,

@@ -28,6 +28,14 @@ struct MoeHparams {
 // split evenly among the experts.
 ir::WeightDescriptor expert_view(const ir::WeightDescriptor& merged, uint32_t expert);
 
+// A weight's name split into its file tensor and expert: "NAME[e]" (an
+// expert_view) is expert e of NAME; any other name is expert 0 of itself.
+struct ExpertViewName {
+  std::string tensor;
+  uint32_t expert = 0;
+};
+ExpertViewName split_expert_view(const std::string& name);
+
 // Builds and verifies the graph; tensors are checked as in build_dense_graph
 // (merged expert tensors must be [n_expert, n_ff_expert, n_embd] and
 // [n_expert, n_embd, n_ff_expert]).

@@ -70,7 +70,7 @@ void answer_completion(const httplib::Request& req, httplib::Response& res, Endp
   job_request.deadline = Clock::now() + std::chrono::seconds(options.timeout_seconds);
   std::shared_ptr<Job> job = model.engine->submit(std::move(job_request));
   if (!job) throw RequestError(429, "", "every slot is busy and the queue is full; retry later");
-  auto writer = std::make_shared<CompletionWriter>(*request, *model.tokenizer, model.name);
+  auto writer = std::make_shared<CompletionWriter>(*request, *model.tokenizer, model.name, model.numerical_mode);
 
   if (!request->stream) {
     // A client that leaves cancels its request, as a stream's does.

@@ -175,7 +175,7 @@ void HttpServer::add_routes() {
     res.set_content(metrics_.prometheus(), "text/plain; version=0.0.4");
   });
   const auto models = json_route([this](const httplib::Request&, httplib::Response& res) {
-    json meta = {{"n_ctx", model_.n_ctx}, {"n_vocab", model_.n_vocab}};
+    json meta = {{"n_ctx", model_.n_ctx}, {"n_vocab", model_.n_vocab}, {"numerical_mode", model_.numerical_mode}};
     send_json(res, 200,
               {{"object", "list"},
                {"data", json::array({{{"id", model_.name}, {"object", "model"}, {"created", 0},

@@ -45,6 +45,9 @@ struct ServedModel {
   BatchEngine* engine = nullptr;
   int64_t n_ctx = 0;
   int64_t n_vocab = 0;
+  // Said in every response: "EquivalentNumerics", or "QualityBounded" when
+  // layers are dropped (--drop-layers).
+  std::string numerical_mode = "EquivalentNumerics";
 };
 
 class HttpServer {

@@ -40,17 +40,19 @@ json bytes_of(const std::string& piece) {
 
 }  // namespace
 
-CompletionWriter::CompletionWriter(const CompletionRequest& request, const Tokenizer& tokenizer, std::string model)
+CompletionWriter::CompletionWriter(const CompletionRequest& request, const Tokenizer& tokenizer, std::string model,
+                                   std::string numerical_mode)
     : request_(request),
       tokenizer_(tokenizer),
       model_(std::move(model)),
+      numerical_mode_(std::move(numerical_mode)),
       id_(next_id(request.endpoint == Endpoint::ChatCompletions)),
       created_(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
                    .count()) {}
 
 json CompletionWriter::envelope(bool chunk) const {
   const char* object = chat() ? (chunk ? "chat.completion.chunk" : "chat.completion") : "text_completion";
-  return {{"id", id_}, {"object", object}, {"created", created_}, {"model", model_}};
+  return {{"id", id_}, {"object", object}, {"created", created_}, {"model", model_}, {"numerical_mode", numerical_mode_}};
 }
 
 json CompletionWriter::logprobs(std::span<const TokenOut> tokens) const {

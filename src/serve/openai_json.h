@@ -25,7 +25,9 @@ nlohmann::json error_body(int status, const std::string& message, const std::str
 // The answer to one request, built as its tokens come.
 class CompletionWriter {
  public:
-  CompletionWriter(const CompletionRequest& request, const Tokenizer& tokenizer, std::string model);
+  // Every object written names the model and its numerical mode.
+  CompletionWriter(const CompletionRequest& request, const Tokenizer& tokenizer, std::string model,
+                   std::string numerical_mode = "EquivalentNumerics");
 
   // Streaming: the chunk carrying one output (its text and logprobs), the
   // chat's opening chunk (the assistant's role) and the closing one (the
@@ -50,6 +52,7 @@ class CompletionWriter {
   const CompletionRequest& request_;
   const Tokenizer& tokenizer_;
   std::string model_;
+  std::string numerical_mode_;
   std::string id_;
   int64_t created_;
 };

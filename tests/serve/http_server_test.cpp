@@ -25,8 +25,9 @@ struct RunningServer {
     client = std::make_unique<httplib::Client>("127.0.0.1", server.bound_port());
     client->set_read_timeout(60);
   }
-  void ready() {
+  void ready(const std::string& numerical_mode = "EquivalentNumerics") {
     ServedModel model;
+    model.numerical_mode = numerical_mode;
     model.name = "tiny";
     model.path = served.path;
     model.tokenizer = served.tokenizer.get();
@@ -86,6 +87,7 @@ TEST(HttpServer, ChatCompletionAnswersInOpenAIsShape) {
   const json body = body_of(res);
   EXPECT_EQ(body["object"], "chat.completion");
   EXPECT_EQ(body["model"], "tiny");
+  EXPECT_EQ(body["numerical_mode"], "EquivalentNumerics");
   EXPECT_EQ(body["choices"][0]["message"]["role"], "assistant");
   EXPECT_TRUE(body["choices"][0]["message"]["content"].is_string());
   EXPECT_EQ(body["choices"][0]["finish_reason"], "length");
@@ -139,7 +141,24 @@ TEST(HttpServer, CompletionsTokenizeAndDetokenizeAgree) {
   EXPECT_EQ(by_ids["object"], "text_completion");
   EXPECT_EQ(by_ids["usage"]["prompt_tokens"], tokens.size());
   EXPECT_EQ(body_of(s.client->Get("/v1/models"))["data"][0]["id"], "tiny");
+  EXPECT_EQ(body_of(s.client->Get("/v1/models"))["data"][0]["meta"]["numerical_mode"], "EquivalentNumerics");
   EXPECT_EQ(body_of(s.client->Get("/props"))["total_slots"], 4);
+}
+
+TEST(HttpServer, EveryStreamedChunkOfAQualityBoundedServerSaysSo) {
+  RunningServer s;
+  s.ready("QualityBounded");  // synapse serve --drop-layers
+  auto res = s.post("/v1/chat/completions",
+                    R"({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 3, "stream": true})");
+  ASSERT_TRUE(res);
+  int chunks = 0;
+  for (const std::string& data : events(res->body)) {
+    if (data == "[DONE]") continue;
+    EXPECT_EQ(json::parse(data)["numerical_mode"], "QualityBounded") << data;
+    ++chunks;
+  }
+  EXPECT_GT(chunks, 0);
+  EXPECT_EQ(body_of(s.client->Get("/v1/models"))["data"][0]["meta"]["numerical_mode"], "QualityBounded");
 }
 
 TEST(HttpServer, BadRequestsGetAnErrorObjectAndTheirStatus) {

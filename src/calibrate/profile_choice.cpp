@@ -1,0 +1,85 @@
+#include "calibrate/profile_choice.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "synapse/error.h"
+
+namespace synapse::calibrate {
+namespace {
+
+std::string regex_escaped(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+ProfileChoice choose_profile(const SensitivityTable& table, uint64_t budget) {
+  const size_t n = table.groups.size();
+  uint64_t least = 0;
+  for (const GroupSensitivity& g : table.groups) {
+    if (g.candidates.empty()) throw Error(ErrorKind::InvalidValue, "sensitivity table: group " + g.name + " has no candidates");
+    uint64_t smallest = std::numeric_limits<uint64_t>::max();
+    for (const SensitivityCandidate& c : g.candidates) smallest = std::min(smallest, c.bytes);
+    least += smallest;
+  }
+  if (least > budget)
+    throw Error(ErrorKind::InvalidValue, "the measured groups need at least " + std::to_string(least) +
+                                             " bytes in their smallest types; the budget leaves them " +
+                                             std::to_string(budget));
+  // best[s]: the least KL of the groups so far within s steps; a step is a
+  // budget/kBudgetSteps share, each candidate's bytes rounded up to steps.
+  const uint64_t step = std::max<uint64_t>(1, (budget + kBudgetSteps - 1) / kBudgetSteps);
+  const auto steps = static_cast<size_t>(budget / step);
+  constexpr double kNone = std::numeric_limits<double>::infinity();
+  std::vector<double> best(steps + 1, 0.0), next(steps + 1);
+  std::vector<std::vector<uint16_t>> pick(n, std::vector<uint16_t>(steps + 1, 0));
+  for (size_t g = 0; g < n; ++g) {
+    std::fill(next.begin(), next.end(), kNone);
+    const auto& candidates = table.groups[g].candidates;
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      const auto cost = static_cast<size_t>((candidates[c].bytes + step - 1) / step);
+      for (size_t s = cost; s <= steps; ++s) {
+        const double kl = best[s - cost] + candidates[c].kl;
+        if (kl < next[s]) {
+          next[s] = kl;
+          pick[g][s] = static_cast<uint16_t>(c);
+        }
+      }
+    }
+    best.swap(next);
+  }
+  if (best[steps] == kNone)  // rounding up took the room the exact bytes had
+    throw Error(ErrorKind::InvalidValue, "the budget of " + std::to_string(budget) +
+                                             " bytes is too tight for the measured groups; give a little more");
+  ProfileChoice choice;
+  choice.picks.resize(n);
+  size_t s = steps;
+  for (size_t g = n; g-- > 0;) {
+    const size_t c = pick[g][s];
+    choice.picks[g] = c;
+    const SensitivityCandidate& cand = table.groups[g].candidates[c];
+    s -= static_cast<size_t>((cand.bytes + step - 1) / step);
+    choice.bytes += cand.bytes;
+    choice.kl += cand.kl;
+  }
+  return choice;
+}
+
+std::string profile_text(const SensitivityTable& table, const ProfileChoice& choice) {
+  std::string text = "# synapse precision profile: one type per tensor (chosen for a byte budget)\n";
+  for (size_t g = 0; g < table.groups.size(); ++g) {
+    const GroupSensitivity& group = table.groups[g];
+    const char* type = encoding_info(group.candidates[choice.picks[g]].type).name;
+    text.append("# ").append(group.name).append("\n");
+    for (const std::string& tensor : group.tensors) text.append("^").append(regex_escaped(tensor)).append("$=").append(type).append("\n");
+  }
+  return text;
+}
+
+}  // namespace synapse::calibrate

@@ -1,0 +1,21 @@
+// The evaluator the chunked tools (perplexity, imatrix, sensitivity) run a
+// model file with, from their flags.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "cli/kernel_flags.h"
+#include "cli/memory_flags.h"
+#include "calibrate/session_evaluator.h"
+
+namespace synapse::cli {
+
+// Loads the model for chunks of n_ctx tokens in steps of at most `batch`;
+// drop_layers is --drop-layers' text ("" for none), said on stderr when set.
+std::unique_ptr<calibrate::SessionEvaluator> open_evaluator(const std::string& path, int64_t n_ctx, int64_t batch,
+                                                       const KernelFlags& kernels, const MemoryFlags& memory,
+                                                       const std::string& drop_layers = "");
+
+}  // namespace synapse::cli

@@ -1,0 +1,46 @@
+// Layer drop (--drop-layers): a user asks to run a dense model without some
+// of its layers, trading quality for speed and memory. It is not part of
+// the model's function (SPEC §3), so it never touches the verified graph:
+// the plan skips the layers' regions, every result made with it is
+// QualityBounded, and the trace marks the skipped regions as dropped.
+// A dropped layer's residual stream passes through unchanged (its regions'
+// residual additions are bypassed), its weights are never read and its KV
+// slots are never written, so never allocated.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace synapse::exec {
+
+struct LayerDrop {
+  std::vector<uint32_t> layers;  // sorted, without repeats; empty: nothing dropped
+  // By RegionId: how a dropped region is skipped (the bypass of its
+  // residual addition, or outputs absent); nullopt for regions that run.
+  std::vector<std::optional<ir::SkipSemantics>> regions;
+  std::vector<bool> weights;  // by TensorId: read by dropped regions only
+  std::vector<bool> slots;    // by SlotId: written by dropped regions only
+
+  bool empty() const { return layers.empty(); }
+  bool dropped(ir::RegionId id) const { return !regions.empty() && regions[id.index].has_value(); }
+  // "QualityBounded (layers 10, 11 dropped)", or "" when nothing is dropped.
+  std::string mode() const;
+};
+
+// The plan for dropping `layers` of graph (in any order, repeats ignored).
+// Throws Error(Usage) for a layer the graph does not have, and
+// Error(InvalidValue) for a layer whose regions hand something other than
+// the residual stream to the rest of the model (nothing could stand in
+// for it).
+LayerDrop plan_layer_drop(const ir::Graph& graph, std::span<const uint32_t> layers);
+
+// "10,11" -> {10, 11}; throws Error(Usage) for anything but comma-separated
+// layer numbers.
+std::vector<uint32_t> parse_layer_list(const std::string& text);
+
+}  // namespace synapse::exec
