@@ -1,11 +1,13 @@
-// quantize IN OUT TYPE [-t N] [--allow-requantize] [--pure] [--imatrix FILE]:
-// llama.cpp's own quantizer (llama_model_quantize with its default
-// parameters: the type mix of the file type), to compare `synapse quantize`
-// with byte for byte. TYPE takes synapse quantize's names
-// (src/quantize/quant_types.h), so both mean the same llama_ftype. With
-// --imatrix it gets what llama-quantize passes it: each entry's normalised
-// importance and the quantize.imatrix.* keys as kv_overrides, made from the
-// file by synapse's reader (the parsing is ours; the quantizing llama.cpp's).
+// quantize IN OUT TYPE [-t N] [--allow-requantize] [--pure] [--imatrix FILE]
+// [--tensor-type PATTERN=TYPE]... [--profile FILE]: llama.cpp's own quantizer
+// (llama_model_quantize with its default parameters: the type mix of the
+// file type), to compare `synapse quantize` with byte for byte. TYPE takes
+// synapse quantize's names (src/quantize/quant_types.h), so both mean the
+// same llama_ftype. With --imatrix it gets what llama-quantize passes it:
+// each entry's normalised importance and the quantize.imatrix.* keys as
+// kv_overrides, made from the file by synapse's reader; the type overrides
+// go to tt_overrides as llama-quantize's --tensor-type does, parsed by
+// synapse's parser (the parsing is ours; the quantizing llama.cpp's).
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -15,6 +17,7 @@
 #include "peer_error.h"
 #include "quantize/imatrix_file.h"
 #include "quantize/quant_types.h"
+#include "quantize/tensor_type_override.h"
 #include "synapse/error.h"
 
 namespace synapse::peer {
@@ -25,6 +28,8 @@ struct QuantizeArgs {
   std::string output;
   std::string type;
   std::string imatrix;
+  std::vector<std::string> tensor_types;
+  std::string profile;
   int threads = 1;
   bool allow_requantize = false;
   bool pure = false;
@@ -66,9 +71,23 @@ std::unique_ptr<ImatrixParams> imatrix_params(const std::string& path) {
   return p;
 }
 
+// synapse quantize's overrides. Throws PeerError(usage) for a bad one.
+std::vector<quant::TensorTypeOverride> type_overrides(const QuantizeArgs& args) {
+  try {
+    return quant::overrides_from(args.tensor_types, args.profile);
+  } catch (const Error& e) {
+    throw PeerError(e.kind() == ErrorKind::Usage ? kExitUsage : kExitFailed, e.what());
+  }
+}
+
 int run_quantize(const QuantizeArgs& args, const PeerOptions& options) {
   const quant::QuantType* type = quant::find_quant_type(args.type);
   if (type == nullptr) throw PeerError(kExitUsage, "unknown type '" + args.type + "'");
+  const std::vector<quant::TensorTypeOverride> overrides = type_overrides(args);
+  std::vector<llama_model_tensor_override> tt_overrides;
+  for (const quant::TensorTypeOverride& o : overrides)
+    tt_overrides.push_back({o.pattern.c_str(), static_cast<int32_t>(o.type)});
+  tt_overrides.push_back({nullptr, GGML_TYPE_COUNT});
   std::unique_ptr<ImatrixParams> imatrix;
   if (!args.imatrix.empty()) {
     try {
@@ -87,6 +106,7 @@ int run_quantize(const QuantizeArgs& args, const PeerOptions& options) {
     params.imatrix = imatrix->data.data();
     params.kv_overrides = imatrix->overrides.data();
   }
+  if (!overrides.empty()) params.tt_overrides = tt_overrides.data();
   if (api.model_quantize(args.input.c_str(), args.output.c_str(), &params) != 0) {
     // llama.cpp may have written part of the file.
     std::error_code ignored;
@@ -107,6 +127,10 @@ Action setup_quantize(CLI::App& sub, const PeerOptions& options) {
   sub.add_flag("--allow-requantize", args->allow_requantize, "re-encode quantized tensors");
   sub.add_flag("--pure", args->pure, "no type mix (llama-quantize --pure)");
   sub.add_option("--imatrix", args->imatrix, "importance matrix file, passed as llama-quantize passes it");
+  sub.add_option("--tensor-type", args->tensor_types,
+                 "PATTERN=TYPE, repeatable: tensors whose name PATTERN (a regex) is found in get TYPE "
+                 "(llama-quantize --tensor-type)");
+  sub.add_option("--profile", args->profile, "file of PATTERN=TYPE lines, after the --tensor-type flags");
   return [args, &options] { return run_quantize(*args, options); };
 }
 

@@ -140,6 +140,15 @@ struct llama_model_imatrix_data {
 };
 static_assert(sizeof(llama_model_imatrix_data) == 24);
 
+// One per-tensor type override (llama-quantize --tensor-type): tensors whose
+// name the regular expression `pattern` is found in get `type`; an array of
+// these ends with a null pattern.
+struct llama_model_tensor_override {
+  const char* pattern;
+  int32_t type;  // enum ggml_type
+};
+static_assert(sizeof(llama_model_tensor_override) == 16);
+
 struct llama_model_quantize_params {
   int32_t nthread;  // <= 0: std::thread::hardware_concurrency()
   int32_t ftype;    // enum llama_ftype
@@ -153,7 +162,7 @@ struct llama_model_quantize_params {
   bool dry_run;
   const llama_model_imatrix_data* imatrix;   // {NULL}-terminated
   const llama_model_kv_override* kv_overrides;  // ends with an empty key
-  const void* tt_overrides;  // const llama_model_tensor_override*
+  const llama_model_tensor_override* tt_overrides;  // {NULL}-terminated
   const int32_t* prune_layers;  // -1-terminated
   size_t max_buf_size;          // 0: 8 GiB
 };

@@ -21,21 +21,29 @@ std::string regex_escaped(const std::string& name) {
 
 ProfileChoice choose_profile(const SensitivityTable& table, uint64_t budget) {
   const size_t n = table.groups.size();
+  std::vector<uint64_t> smallest(n, std::numeric_limits<uint64_t>::max());
   uint64_t least = 0;
-  for (const GroupSensitivity& g : table.groups) {
-    if (g.candidates.empty()) throw Error(ErrorKind::InvalidValue, "sensitivity table: group " + g.name + " has no candidates");
-    uint64_t smallest = std::numeric_limits<uint64_t>::max();
-    for (const SensitivityCandidate& c : g.candidates) smallest = std::min(smallest, c.bytes);
-    least += smallest;
+  for (size_t g = 0; g < n; ++g) {
+    const GroupSensitivity& group = table.groups[g];
+    if (group.candidates.empty())
+      throw Error(ErrorKind::InvalidValue, "sensitivity table: group " + group.name + " has no candidates");
+    for (const SensitivityCandidate& c : group.candidates) smallest[g] = std::min(smallest[g], c.bytes);
+    least += smallest[g];
   }
   if (least > budget)
     throw Error(ErrorKind::InvalidValue, "the measured groups need at least " + std::to_string(least) +
                                              " bytes in their smallest types; the budget leaves them " +
                                              std::to_string(budget));
-  // best[s]: the least KL of the groups so far within s steps; a step is a
-  // budget/kBudgetSteps share, each candidate's bytes rounded up to steps.
-  const uint64_t step = std::max<uint64_t>(1, (budget + kBudgetSteps - 1) / kBudgetSteps);
-  const auto steps = static_cast<size_t>(budget / step);
+  // best[s]: the least KL of the groups so far within s steps of bytes above
+  // their smallest candidates; a step is a share 1/kBudgetSteps of what the
+  // budget leaves above them, each candidate's extra bytes rounded up to
+  // steps. The smallest candidates cost no step, so some choice always fits.
+  const uint64_t room = budget - least;
+  const uint64_t step = std::max<uint64_t>(1, (room + kBudgetSteps - 1) / kBudgetSteps);
+  const auto steps = static_cast<size_t>(room / step);
+  const auto cost = [&](size_t g, const SensitivityCandidate& c) {
+    return static_cast<size_t>((c.bytes - smallest[g] + step - 1) / step);
+  };
   constexpr double kNone = std::numeric_limits<double>::infinity();
   std::vector<double> best(steps + 1, 0.0), next(steps + 1);
   std::vector<std::vector<uint16_t>> pick(n, std::vector<uint16_t>(steps + 1, 0));
@@ -43,9 +51,9 @@ ProfileChoice choose_profile(const SensitivityTable& table, uint64_t budget) {
     std::fill(next.begin(), next.end(), kNone);
     const auto& candidates = table.groups[g].candidates;
     for (size_t c = 0; c < candidates.size(); ++c) {
-      const auto cost = static_cast<size_t>((candidates[c].bytes + step - 1) / step);
-      for (size_t s = cost; s <= steps; ++s) {
-        const double kl = best[s - cost] + candidates[c].kl;
+      const size_t c_cost = cost(g, candidates[c]);
+      for (size_t s = c_cost; s <= steps; ++s) {
+        const double kl = best[s - c_cost] + candidates[c].kl;
         if (kl < next[s]) {
           next[s] = kl;
           pick[g][s] = static_cast<uint16_t>(c);
@@ -54,9 +62,6 @@ ProfileChoice choose_profile(const SensitivityTable& table, uint64_t budget) {
     }
     best.swap(next);
   }
-  if (best[steps] == kNone)  // rounding up took the room the exact bytes had
-    throw Error(ErrorKind::InvalidValue, "the budget of " + std::to_string(budget) +
-                                             " bytes is too tight for the measured groups; give a little more");
   ProfileChoice choice;
   choice.picks.resize(n);
   size_t s = steps;
@@ -64,7 +69,7 @@ ProfileChoice choose_profile(const SensitivityTable& table, uint64_t budget) {
     const size_t c = pick[g][s];
     choice.picks[g] = c;
     const SensitivityCandidate& cand = table.groups[g].candidates[c];
-    s -= static_cast<size_t>((cand.bytes + step - 1) / step);
+    s -= cost(g, cand);
     choice.bytes += cand.bytes;
     choice.kl += cand.kl;
   }

@@ -1,8 +1,10 @@
 // `synapse quantize --target-bytes`: one type per precision group, chosen
-// from a sensitivity table (eval/sensitivity.h) to make the sum of the
+// from a sensitivity table (calibrate/sensitivity.h) to make the sum of the
 // groups' measured KL divergences smallest while their bytes fit a budget:
-// a multiple-choice knapsack, solved exactly on bytes rounded up to
-// 1/kBudgetSteps of the budget (so the choice always fits).
+// a multiple-choice knapsack, solved exactly on each candidate's bytes
+// above its group's smallest, rounded up to 1/kBudgetSteps of what the
+// budget leaves above the smallest candidates (so the choice always fits,
+// and any budget the smallest candidates fit has one).
 #pragma once
 
 #include <cstdint>

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <fstream>
 
 #include "eval/kl_base_file.h"
 #include "eval/kl_divergence.h"
@@ -110,6 +111,18 @@ SensitivityTable sensitivity_from_json(const nlohmann::json& json) {
     return table;
   } catch (const nlohmann::json::exception& e) {
     throw Error(ErrorKind::InvalidValue, std::string("not a sensitivity table: ") + e.what());
+  }
+}
+
+SensitivityTable read_sensitivity_table(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorKind::Io, "cannot read the sensitivity table", Error::kNoOffset, path);
+  try {
+    return sensitivity_from_json(nlohmann::json::parse(in));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorKind::InvalidValue, std::string("not a sensitivity table: ") + e.what(), Error::kNoOffset, path);
+  } catch (const Error& e) {
+    throw Error(e.kind(), e.message(), e.offset(), path);
   }
 }
 

@@ -51,6 +51,9 @@ struct SensitivityTable {
 nlohmann::json to_json(const SensitivityTable& table);
 // Throws Error(InvalidValue) for a table that is not one to_json wrote.
 SensitivityTable sensitivity_from_json(const nlohmann::json& json);
+// The table `synapse sensitivity -o` wrote at `path`. Throws Error(Io) when
+// it cannot be read, Error(InvalidValue) naming the path for anything else.
+SensitivityTable read_sensitivity_table(const std::string& path);
 // For people: one row per group and type, then one per dropped layer.
 std::string sensitivity_markdown(const SensitivityTable& table);
 

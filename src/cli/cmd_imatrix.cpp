@@ -21,9 +21,7 @@ struct ImatrixFlags {
   std::string model;
   std::string text_file;
   std::string output = "imatrix.gguf";
-  int64_t n_ctx = 512;
-  int64_t batch = 512;
-  int64_t max_chunks = -1;
+  ChunkFlags chunks;
   bool process_output = false;
   KernelFlags kernels;
   MemoryFlags memory;
@@ -38,12 +36,12 @@ int imatrix(const ImatrixFlags& f) {
   const std::vector<int32_t> tokens = tokenizer->encode(eval::read_text_file(f.text_file), true, false);
   std::optional<int32_t> bos;
   if (vocab.add_bos && vocab.bos_id) bos = vocab.bos_id;
-  const eval::ChunkLayout layout = eval::chunk_layout(static_cast<int64_t>(tokens.size()), f.n_ctx, f.max_chunks);
+  const eval::ChunkLayout layout = eval::chunk_layout(static_cast<int64_t>(tokens.size()), f.chunks.n_ctx, f.chunks.max_chunks);
   std::fprintf(stderr, "imatrix: %zu tokens, %lld chunks of %lld\n", tokens.size(),
                static_cast<long long>(layout.n_chunks), static_cast<long long>(layout.n_ctx));
 
   const std::unique_ptr<calibrate::SessionEvaluator> evaluator =
-      open_evaluator(path, layout.n_ctx, f.batch, f.kernels, f.memory);
+      open_evaluator(path, layout.n_ctx, f.chunks.batch, f.kernels, f.memory);
   calibrate::ImatrixCollector collector(evaluator->model().graph, f.process_output);
   evaluator->session().scheduler().set_listener(
       [&collector](const exec::RegionEvent& e, std::span<const exec::TensorRef> values) { collector.observe(e, values); });
@@ -75,14 +73,7 @@ Register reg{{"imatrix", "Activation statistics of a text for importance-weighte
                     ->required()
                     ->check(CLI::ExistingFile);
                 app.add_option("-o,--output-file", f->output, "where to write the imatrix (GGUF)")->capture_default_str();
-                app.add_option("-c,--ctx-size", f->n_ctx, "tokens per chunk")
-                    ->capture_default_str()
-                    ->check(CLI::Range(4, 1 << 20));
-                app.add_option("-b,--batch-size", f->batch, "most tokens per evaluation step")
-                    ->capture_default_str()
-                    ->check(CLI::Range(1, 1 << 20));
-                app.add_option("--chunks", f->max_chunks, "use at most this many chunks (default: all)")
-                    ->check(CLI::NonNegativeNumber);
+                add_chunk_flags(app, f->chunks);
                 app.add_flag("--process-output", f->process_output, "also collect statistics for output.weight");
                 add_kernel_flags(app, f->kernels);
                 add_memory_flags(app, f->memory);

@@ -15,6 +15,7 @@
 #include "cli/kernel_flags.h"
 #include "cli/memory_flags.h"
 #include "cli/model_path.h"
+#include "cli/session_evaluator.h"
 #include "eval/perplexity_tool.h"
 #include "calibrate/sensitivity.h"
 #include "quantize/quant_types.h"
@@ -30,9 +31,7 @@ struct SensitivityFlags {
   std::string output;
   std::vector<std::string> types{"q4_0", "q4_k", "q5_k", "q6_k", "q8_0"};
   bool layers = false;
-  int64_t n_ctx = 512;
-  int64_t batch = 512;
-  int64_t max_chunks = -1;
+  ChunkFlags chunks;
   KernelFlags kernels;
   MemoryFlags memory;
 };
@@ -62,10 +61,10 @@ int sensitivity(const SensitivityFlags& f) {
   // As llama-perplexity: BOS where the vocabulary adds it, special tokens not matched in the text.
   const std::vector<int32_t> tokens = tokenizer->encode(eval::read_text_file(f.text_file), true, false);
   run.tokens = tokens;
-  run.layout = eval::chunk_layout(static_cast<int64_t>(tokens.size()), f.n_ctx, f.max_chunks);
+  run.layout = eval::chunk_layout(static_cast<int64_t>(tokens.size()), f.chunks.n_ctx, f.chunks.max_chunks);
   if (vocab.add_bos && vocab.bos_id) run.bos = vocab.bos_id;
   const Model model = load_model(path, {.max_ctx = static_cast<uint32_t>(run.layout.n_ctx),
-                                        .chunk = static_cast<uint32_t>(std::min(f.batch, run.layout.n_ctx))});
+                                        .chunk = static_cast<uint32_t>(std::min(f.chunks.batch, run.layout.n_ctx))});
   run.session = session_options(f.kernels);
   apply_memory_flags(f.memory, model, run.session);
   run.scratch_dir = std::filesystem::temp_directory_path().string();
@@ -97,14 +96,7 @@ Register reg{{"sensitivity", "How much each region's precision (and each layer) 
                     ->delimiter(',')
                     ->capture_default_str();
                 app.add_flag("--layers", f->layers, "also measure dropping each layer (--drop-layers)");
-                app.add_option("-c,--ctx-size", f->n_ctx, "tokens per chunk; the second half of each is scored")
-                    ->capture_default_str()
-                    ->check(CLI::Range(4, 1 << 20));
-                app.add_option("-b,--batch-size", f->batch, "most tokens per evaluation step")
-                    ->capture_default_str()
-                    ->check(CLI::Range(1, 1 << 20));
-                app.add_option("--chunks", f->max_chunks, "use at most this many chunks (default: all)")
-                    ->check(CLI::NonNegativeNumber);
+                add_chunk_flags(app, f->chunks);
                 add_kernel_flags(app, f->kernels);
                 add_memory_flags(app, f->memory);
                 app.footer(

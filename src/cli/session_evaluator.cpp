@@ -1,10 +1,23 @@
 #include "cli/session_evaluator.h"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 
 #include "cli/layer_drop_flag.h"
 
 namespace synapse::cli {
+
+void add_chunk_flags(CLI::App& app, ChunkFlags& flags) {
+  app.add_option("-c,--ctx-size", flags.n_ctx, "tokens per chunk; the second half of each is scored")
+      ->capture_default_str()
+      ->check(CLI::Range(4, 1 << 20));
+  app.add_option("-b,--batch-size", flags.batch, "most tokens per evaluation step")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--chunks", flags.max_chunks, "use at most this many chunks (default: all)")
+      ->check(CLI::NonNegativeNumber);
+}
 
 std::unique_ptr<calibrate::SessionEvaluator> open_evaluator(const std::string& path, int64_t n_ctx, int64_t batch,
                                                        const KernelFlags& kernels, const MemoryFlags& memory,

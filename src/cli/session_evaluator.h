@@ -10,7 +10,20 @@
 #include "cli/memory_flags.h"
 #include "calibrate/session_evaluator.h"
 
+namespace CLI {
+class App;
+}
+
 namespace synapse::cli {
+
+// How a chunked tool walks its text: -c tokens per chunk, -b most tokens
+// per step, --chunks at most this many chunks (negative: all).
+struct ChunkFlags {
+  int64_t n_ctx = 512;
+  int64_t batch = 512;
+  int64_t max_chunks = -1;
+};
+void add_chunk_flags(CLI::App& app, ChunkFlags& flags);
 
 // Loads the model for chunks of n_ctx tokens in steps of at most `batch`;
 // drop_layers is --drop-layers' text ("" for none), said on stderr when set.

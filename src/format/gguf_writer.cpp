@@ -109,8 +109,7 @@ void GgufWriter::add_tensor_bytes(const std::string& name, std::vector<uint64_t>
   });
 }
 
-void GgufWriter::write(const std::string& path,
-                       const std::function<void(uint64_t, uint64_t)>& progress) const {
+GgufWriter::Layout GgufWriter::layout() const {
   uint64_t alignment = kGgufDefaultAlignment;
   if (const GgufValue* a = metadata_.find("general.alignment")) {
     if (a->type() != GgufType::Uint32 || std::get<uint32_t>(a->v) == 0 ||
@@ -129,10 +128,10 @@ void GgufWriter::write(const std::string& path,
     h.put<uint32_t>(static_cast<uint32_t>(value.type()));
     h.put_value(value);
   }
-  std::vector<uint64_t> offsets;
+  Layout l;
   uint64_t data_size = 0;
   for (const auto& p : tensors_) {
-    offsets.push_back(data_size);
+    l.offsets.push_back(data_size);
     h.put_string(p.info.name);
     h.put<uint32_t>(static_cast<uint32_t>(p.info.dims.size()));
     for (uint64_t d : p.info.dims) h.put<uint64_t>(d);
@@ -140,8 +139,19 @@ void GgufWriter::write(const std::string& path,
     h.put<uint64_t>(data_size);
     data_size = align_up(data_size + p.info.n_bytes, alignment);
   }
-  const uint64_t data_start = align_up(h.out.size(), alignment);
-  const uint64_t total = data_start + data_size;
+  l.header = std::move(h.out);
+  l.data_start = align_up(l.header.size(), alignment);
+  l.total = l.data_start + data_size;
+  return l;
+}
+
+uint64_t GgufWriter::file_bytes() const { return layout().total; }
+
+void GgufWriter::write(const std::string& path,
+                       const std::function<void(uint64_t, uint64_t)>& progress) const {
+  const Layout l = layout();
+  const uint64_t data_start = l.data_start, total = l.total;
+  const std::vector<uint64_t>& offsets = l.offsets;
 
   // Write through a shared mapping of a temporary file, then rename: tensor
   // producers fill the file in place and a failure leaves nothing behind.
@@ -154,7 +164,7 @@ void GgufWriter::write(const std::string& path,
     void* m = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED) throw io_error("cannot map file for writing", part);
     map = static_cast<uint8_t*>(m);
-    std::memcpy(map, h.out.data(), h.out.size());  // padding stays zero from ftruncate
+    std::memcpy(map, l.header.data(), l.header.size());  // padding stays zero from ftruncate
     for (size_t i = 0; i < tensors_.size(); ++i) {
       tensors_[i].produce(map + data_start + offsets[i], tensors_[i].info.n_bytes);
       if (progress) progress(data_start + offsets[i] + tensors_[i].info.n_bytes, total);

@@ -35,7 +35,20 @@ class GgufWriter {
   void write(const std::string& path,
              const std::function<void(uint64_t, uint64_t)>& progress = {}) const;
 
+  // The size write() would give the file, exactly (header, metadata, tensor
+  // infos, data and alignment padding), without producing any tensor.
+  uint64_t file_bytes() const;
+
  private:
+  struct Layout {
+    std::vector<uint8_t> header;   // magic to the last tensor info
+    std::vector<uint64_t> offsets;  // of each tensor in the data section
+    uint64_t data_start = 0;
+    uint64_t total = 0;
+  };
+  // Throws InvalidValue for a general.alignment that is not a uint32 power of two.
+  Layout layout() const;
+
   struct Pending {
     GgufTensorInfo info;
     Producer produce;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "format/gguf_reader.h"
@@ -106,64 +107,104 @@ void check_conversion(const GgufTensorInfo& t, Encoding to, bool allow_requantiz
                 Error::kNoOffset, t.name);
 }
 
+// The input read, every tensor's encoding chosen and checked, and the
+// output's metadata: what planning and writing both start from.
+struct Prepared {
+  Prepared(Imatrix m, GgufFile f) : imatrix(std::move(m)), in(std::move(f)) {}
+
+  Imatrix imatrix;
+  GgufFile in;
+  std::vector<const GgufTensorInfo*> order;  // llama.cpp's
+  std::vector<TypeChoice> choices;
+  std::vector<std::vector<float>> importances;  // empty: encoded unweighted
+  GgufWriter writer;                            // metadata set, no tensors yet
+};
+
+std::unique_ptr<Prepared> prepare(const QuantizeOptions& options) {
+  if (options.type == nullptr) throw Error(ErrorKind::Usage, "no type to quantize to");
+  const QuantType& type = *options.type;
+  Imatrix imatrix = options.imatrix_file.empty() ? Imatrix{} : read_imatrix(options.imatrix_file);
+  auto p = std::make_unique<Prepared>(std::move(imatrix), GgufFile::open(options.input));
+  // llama-quantize passes no imatrix (and records none) when it has no entry.
+  const bool has_imatrix = !p->imatrix.entries.empty();
+  const ModelFacts facts = model_facts(p->in.metadata());
+  p->order = llama_cpp_order(p->in);
+
+  std::vector<TensorToType> requests;
+  for (const GgufTensorInfo* t : p->order) requests.push_back({t->name, t->dims, t->encoding});
+  p->choices = choose_types(type, facts, requests, options.pure, has_imatrix, options.overrides);
+  p->importances.resize(p->order.size());
+  for (size_t i = 0; i < p->order.size(); ++i) {
+    const GgufTensorInfo& t = *p->order[i];
+    check_conversion(t, p->choices[i].encoding, options.allow_requantize);
+    if (has_imatrix && p->choices[i].encoding != t.encoding) p->importances[i] = tensor_importance(p->imatrix, t);
+  }
+
+  p->writer.metadata() = output_metadata(p->in.metadata(), type.file_type);
+  if (has_imatrix) {
+    for (auto& [key, value] : imatrix_metadata(p->imatrix, options.imatrix_file)) {
+      p->writer.metadata().erase(key);  // llama.cpp's gguf_set_* move a key last
+      p->writer.metadata().set(key, std::move(value));
+    }
+  }
+  return p;
+}
+
+// ggml writes the dimensions up to the last one above 1.
+std::vector<uint64_t> written_dims(const GgufTensorInfo& t) {
+  return {t.dims.begin(), t.dims.begin() + significant_dims(t.dims)};
+}
+
 }  // namespace
+
+QuantizePlan plan_quantize(const QuantizeOptions& options) {
+  const std::unique_ptr<Prepared> p = prepare(options);
+  QuantizePlan plan;
+  plan.alignment = p->in.alignment();
+  for (size_t i = 0; i < p->order.size(); ++i) {
+    const GgufTensorInfo& t = *p->order[i];
+    const TypeChoice& choice = p->choices[i];
+    p->writer.add_tensor(t.name, written_dims(t), choice.encoding, nullptr);  // never produced
+    plan.tensors.push_back({t.name, written_dims(t), choice.encoding, choice.override,
+                            t.n_elements() / t.dims[0] * row_bytes(choice.encoding, t.dims[0])});
+  }
+  plan.file_bytes = p->writer.file_bytes();
+  return plan;
+}
 
 QuantizeSummary quantize_model(const QuantizeOptions& options,
                                const std::function<void(const TensorDone&)>& on_tensor) {
-  if (options.type == nullptr) throw Error(ErrorKind::Usage, "no type to quantize to");
-  const QuantType& type = *options.type;
-  const Imatrix imatrix = options.imatrix_file.empty() ? Imatrix{} : read_imatrix(options.imatrix_file);
-  // llama-quantize passes no imatrix (and records none) when it has no entry.
-  const bool has_imatrix = !imatrix.entries.empty();
-  const GgufFile in = GgufFile::open(options.input);
-  const ModelFacts facts = model_facts(in.metadata());
-  const std::vector<const GgufTensorInfo*> order = llama_cpp_order(in);
-
-  std::vector<TensorToType> requests;
-  for (const GgufTensorInfo* t : order) requests.push_back({t->name, t->dims, t->encoding});
-  const std::vector<Encoding> encodings = choose_encodings(type, facts, requests, options.pure, has_imatrix);
-  std::vector<std::vector<float>> importances(order.size());
-  for (size_t i = 0; i < order.size(); ++i) {
-    check_conversion(*order[i], encodings[i], options.allow_requantize);
-    if (has_imatrix && encodings[i] != order[i]->encoding) importances[i] = tensor_importance(imatrix, *order[i]);
-  }
-
+  const std::unique_ptr<Prepared> p = prepare(options);
+  const GgufFile& in = p->in;
+  const std::vector<const GgufTensorInfo*>& order = p->order;
   cpu::ThreadPool pool(options.threads > 0 ? options.threads : cpu::default_thread_count());
-  GgufWriter writer;
-  writer.metadata() = output_metadata(in.metadata(), type.file_type);
-  if (has_imatrix) {
-    for (auto& [key, value] : imatrix_metadata(imatrix, options.imatrix_file)) {
-      writer.metadata().erase(key);  // llama.cpp's gguf_set_* move a key last
-      writer.metadata().set(key, std::move(value));
-    }
-  }
   QuantizeSummary summary;
   summary.tensors = order.size();
   for (size_t i = 0; i < order.size(); ++i) {
     const GgufTensorInfo& t = *order[i];
-    const Encoding to = encodings[i];
+    const TypeChoice& choice = p->choices[i];
+    const Encoding to = choice.encoding;
+    const std::vector<float>& importance = p->importances[i];
     if (to != t.encoding) ++summary.converted;
-    if (!importances[i].empty()) ++summary.weighted;
+    if (!importance.empty()) ++summary.weighted;
     summary.input_bytes += t.n_bytes;
-    // ggml writes the dimensions up to the last one above 1.
-    std::vector<uint64_t> dims(t.dims.begin(), t.dims.begin() + significant_dims(t.dims));
-    writer.add_tensor(t.name, dims, to, [&, i, to](uint8_t* dst, uint64_t n_bytes) {
+    p->writer.add_tensor(t.name, written_dims(t), to, [&, i, to](uint8_t* dst, uint64_t n_bytes) {
       const std::span<const uint8_t> src = in.tensor_data(t);
       if (to == t.encoding) {
         std::memcpy(dst, src.data(), n_bytes);
       } else {
         const uint64_t row = t.dims[0];
         const uint64_t n_rows = t.n_elements() / row;
-        const std::vector<float>& importance = importances[i];
         RowImportance weights;
         if (!importance.empty()) weights = {importance.data(), n_rows / (importance.size() / row)};
         convert_rows(pool, src.data(), t.encoding, dst, to, row, n_rows, t.name, weights);
       }
       summary.output_bytes += n_bytes;
-      if (on_tensor) on_tensor({i, order.size(), t.name, t.encoding, to, !importances[i].empty()});
+      if (on_tensor)
+        on_tensor({i, order.size(), t.name, t.encoding, to, !importance.empty(), choice.override});
     });
   }
-  writer.write(options.output);
+  p->writer.write(options.output);
   return summary;
 }
 

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "encoding/encoding.h"
 #include "quantize/quant_types.h"
+#include "quantize/tensor_type_override.h"
 
 namespace synapse::quant {
 
@@ -28,6 +30,9 @@ struct QuantizeOptions {
   // re-encoded tensor it has an entry for is encoded with its importance
   // (each expert of a 3-D tensor with its own), the others unweighted.
   std::string imatrix_file;
+  // llama-quantize --tensor-type / --tensor-type-file, in order (the first
+  // pattern found in a tensor's name gives its type; type_policy.h).
+  std::vector<TensorTypeOverride> overrides;
 };
 
 // One tensor written: its place, name and encodings.
@@ -38,6 +43,7 @@ struct TensorDone {
   Encoding from;
   Encoding to;
   bool weighted;  // encoded with its imatrix entry
+  const TensorTypeOverride* override;  // the pattern that chose `to`, if one did
 };
 
 struct QuantizeSummary {
@@ -47,6 +53,27 @@ struct QuantizeSummary {
   uint64_t input_bytes = 0;
   uint64_t output_bytes = 0;
 };
+
+// The output quantize_model would write, laid out without encoding
+// anything: each tensor's encoding and data bytes (padding not included),
+// in output order, and the file's exact size.
+struct PlannedTensor {
+  std::string name;
+  std::vector<uint64_t> dims;  // as written: dims[0] is the row
+  Encoding encoding;
+  const TensorTypeOverride* override;  // the pattern that chose it, if one did (into options.overrides)
+  uint64_t bytes;
+};
+
+struct QuantizePlan {
+  std::vector<PlannedTensor> tensors;
+  uint64_t alignment = 0;  // each tensor's data starts at a multiple of it, and is padded to one
+  uint64_t file_bytes = 0;
+};
+
+// Throws what quantize_model throws before it encodes (bad input, imatrix
+// or options; a conversion llama.cpp refuses).
+QuantizePlan plan_quantize(const QuantizeOptions& options);
 
 // Writes options.output (through a temporary file renamed into place: on
 // any failure nothing is left at that path). The file holds the input's

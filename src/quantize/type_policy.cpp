@@ -128,20 +128,30 @@ Encoding fit_row(Encoding e, uint64_t row) {
   return row % block_elems(fallback) == 0 ? fallback : Encoding::F16;
 }
 
-std::vector<Encoding> choose_encodings(const QuantType& type, const ModelFacts& model,
-                                       std::span<const TensorToType> tensors, bool pure, bool has_imatrix) {
+std::vector<TypeChoice> choose_types(const QuantType& type, const ModelFacts& model,
+                                     std::span<const TensorToType> tensors, bool pure, bool has_imatrix,
+                                     std::span<const TensorTypeOverride> overrides) {
   Mix mix(type, model, tensors, has_imatrix);
-  std::vector<Encoding> out;
+  std::vector<TypeChoice> out;
   out.reserve(tensors.size());
   for (const TensorToType& t : tensors) {
     if (!allows_quantization(t.name, t.dims)) {
-      out.push_back(t.stored);
+      out.push_back({t.stored});
     } else if (!is_quantized(type)) {
-      out.push_back(type.base);
+      out.push_back({type.base});
+    } else if (const TensorTypeOverride* o = find_override(overrides, t.name)) {
+      out.push_back({fit_row(o->type, t.dims[0]), o});
     } else {
-      out.push_back(fit_row(pure ? type.base : mix.choose(t, type.base), t.dims[0]));
+      out.push_back({fit_row(pure ? type.base : mix.choose(t, type.base), t.dims[0])});
     }
   }
+  return out;
+}
+
+std::vector<Encoding> choose_encodings(const QuantType& type, const ModelFacts& model,
+                                       std::span<const TensorToType> tensors, bool pure, bool has_imatrix) {
+  std::vector<Encoding> out;
+  for (const TypeChoice& c : choose_types(type, model, tensors, pure, has_imatrix, {})) out.push_back(c.encoding);
   return out;
 }
 

@@ -1,6 +1,7 @@
 // Which encoding each tensor gets in a file of a given type: llama.cpp's
 // llama_tensor_get_type (src/llama-quant.cpp) for the file types of
-// quant_types.h, without overrides or --output-tensor-type.
+// quant_types.h, with llama-quantize's --tensor-type overrides but not
+// --output-tensor-type or --token-embedding-type.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include "encoding/encoding.h"
 #include "quantize/quant_types.h"
+#include "quantize/tensor_type_override.h"
 
 namespace synapse::quant {
 
@@ -44,6 +46,23 @@ struct TensorToType {
 // model without a valid block index.
 std::vector<Encoding> choose_encodings(const QuantType& type, const ModelFacts& model,
                                        std::span<const TensorToType> tensors, bool pure, bool has_imatrix = false);
+
+struct TypeChoice {
+  Encoding encoding;
+  const TensorTypeOverride* override = nullptr;  // the pattern that chose it, if one did
+};
+
+// choose_encodings with overrides, as llama.cpp applies them: when TYPE is
+// quantized (f16, bf16 and f32 files ignore them), a tensor llama.cpp may
+// quantize whose name the first matching pattern is found in gets that
+// pattern's type instead of the mix's, also with `pure`; the row fallback
+// still applies (q4_K rows of 64 become q5_0, q8_0 rows of 172 f16). An
+// overridden tensor does not advance the mix's attn_v and ffn_down
+// counters, so the layers after it get the choices of the layer before
+// (as in llama.cpp, which counts inside its mix).
+std::vector<TypeChoice> choose_types(const QuantType& type, const ModelFacts& model,
+                                     std::span<const TensorToType> tensors, bool pure, bool has_imatrix,
+                                     std::span<const TensorTypeOverride> overrides);
 
 // llama.cpp's fallback for rows of row_elems that are not whole blocks of
 // `e`: q4_K -> q5_0, q5_K -> q5_1, q6_K -> q8_0, then F16; `e` where they are.

@@ -1,7 +1,7 @@
 // synapse quantize against llama.cpp's quantizer (synapse-peer quantize, i.e.
 // llama_model_quantize): the same bytes, on stories260K's real weights and on
 // synth models whose rows are whole K-quant blocks, without and with an
-// importance matrix.
+// importance matrix, and with per-tensor type overrides.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -127,6 +127,47 @@ TEST(QuantizePeerSynth, ImatrixFallbacksEqualLlamaCpps) {
             0);
   const std::vector<std::string> imatrix = {"--imatrix", imatrix_for(model, dir, "odd-imatrix.gguf")};
   for (const char* type : {"q4_k_m", "q5_k", "q6_k"}) expect_same_bytes(model, type, dir, imatrix);
+}
+
+// A profile mixing q8_0, q6_K, q4_K and q4_0 over attention, FFN and
+// layers, with patterns that overlap (the first match wins) and some the
+// row fallbacks change on stories260K (rows of 64 and 172); the two flags
+// come before it.
+std::vector<std::string> profile_flags(const TempDir& dir) {
+  std::ofstream(dir.file("profile.txt")) << "# attention of the first layer in 8 bits\n"
+                                            "blk\\.0\\.attn_.*=q8_0\n"
+                                            "attn_v=q6_K   attn_output=q4_0\n"
+                                            "\n"
+                                            "blk\\.[23]\\.ffn_(up|gate)=q4_0  # middle layers\n"
+                                            "ffn_down=q4_K\n"
+                                            "blk\\.7\\.=q6_K\n"
+                                            "token_embd=q4_K\n";
+  return {"--tensor-type", "blk\\.1\\.attn_q=Q8_0", "--tensor-type", "ffn_up=q6_k", "--profile",
+          dir.file("profile.txt")};
+}
+
+TEST(QuantizePeerOverrides, StoriesWithAProfileEqualLlamaCpps) {
+  SYNAPSE_SKIP_UNLESS_PEER();
+  const std::string f32 = shared_data("gguf/stories260K-f32.gguf").string();
+  if (!std::filesystem::exists(f32)) GTEST_SKIP() << "shared test data " << f32 << " is absent";
+  TempDir dir;
+  std::vector<std::string> flags = profile_flags(dir);
+  for (const char* type : {"q4_k_m", "q4_0"}) expect_same_bytes(f32, type, dir, flags);
+  flags.push_back("--pure");
+  for (const char* type : {"q4_k_m", "q4_0"}) expect_same_bytes(f32, type, dir, flags);
+}
+
+// Rows of 256: the overrides' K-quants are real; 8 layers: the overridden
+// attn_v and ffn_down tensors shift the q4_k_m mix's layer counters.
+TEST(QuantizePeerOverrides, SynthLlamaWithAProfileEqualsLlamaCpps) {
+  SYNAPSE_SKIP_UNLESS_PEER();
+  TempDir dir;
+  const std::string dense = dir.file("llama.gguf");
+  ASSERT_EQ(run_synapse({"synth", "--arch", "llama", "--n-layer", "8", "-o", dense}).exit_code, 0);
+  std::vector<std::string> flags = profile_flags(dir);
+  for (const char* type : {"q4_k_m", "q4_0", "q5_k_m"}) expect_same_bytes(dense, type, dir, flags);
+  flags.push_back("--pure");
+  for (const char* type : {"q4_k_m", "q4_0"}) expect_same_bytes(dense, type, dir, flags);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // llama.cpp's per-tensor type rules (src/llama-quant.cpp) on tensor lists of
-// known shapes: categories, what is never quantized, the mixes and the
-// fallbacks for rows that are not whole blocks.
+// known shapes: categories, what is never quantized, the mixes, the
+// fallbacks for rows that are not whole blocks and --tensor-type overrides.
 #include "quantize/type_policy.h"
 
 #include <gtest/gtest.h>
@@ -54,6 +54,21 @@ std::map<std::string, Encoding> types_of(const std::string& type, const std::vec
 }
 
 ModelFacts llama_facts(uint32_t n_layer) { return {"llama", n_layer, 0, 8, 4}; }
+
+// choose_types with overrides parsed from `items`: each tensor's encoding,
+// and "!" appended to the names an override chose.
+std::map<std::string, Encoding> overridden_types(const std::string& type, const std::vector<Tensor>& tensors,
+                                                 const std::vector<std::string>& items, bool pure = false) {
+  std::vector<TensorTypeOverride> overrides;
+  for (const std::string& item : items) overrides.push_back(parse_tensor_type(item));
+  std::vector<TensorToType> requests;
+  for (const Tensor& x : tensors) requests.push_back({x.name, x.dims, Encoding::F32});
+  const std::vector<TypeChoice> c =
+      choose_types(*find_quant_type(type), llama_facts(8), requests, pure, false, overrides);
+  std::map<std::string, Encoding> out;
+  for (size_t i = 0; i < tensors.size(); ++i) out[tensors[i].name + (c[i].override ? "!" : "")] = c[i].encoding;
+  return out;
+}
 
 TEST(QuantTypes, NamesAreCaseInsensitiveWithLlamaCppAliases) {
   ASSERT_NE(find_quant_type("Q4_K_M"), nullptr);
@@ -186,6 +201,57 @@ TEST(TypePolicy, WithAnImatrixQ4_0AndQ5_0GiveTheFirstFfnDownsMoreBits) {
   EXPECT_EQ(types_of("q8_0", tensors, llama_facts(16), false, true), types_of("q8_0", tensors, llama_facts(16)));
   EXPECT_EQ(types_of("q4_k_m", tensors, llama_facts(16), false, true),
             types_of("q4_k_m", tensors, llama_facts(16)));
+}
+
+// An override replaces the mix's choice for the quantizable weights its
+// pattern is found in (first match), and the row fallback still applies.
+TEST(TypeOverrides, OverriddenWeightsGetTheTypeWithLlamaCppsRowFallback) {
+  const auto t = overridden_types("q4_k_m", llama_tensors(8, 256, 128, 512, false),
+                                  {"attn_q=q8_0", "blk\\.2\\.=q4_0", "attn=q5_k", "norm=q8_0"});
+  EXPECT_EQ(t.at("blk.2.attn_q.weight!"), Encoding::Q8_0);  // the first match wins
+  EXPECT_EQ(t.at("blk.2.attn_k.weight!"), Encoding::Q4_0);
+  EXPECT_EQ(t.at("blk.3.attn_k.weight!"), Encoding::Q5_K);
+  EXPECT_EQ(t.at("blk.3.attn_norm.weight"), Encoding::F32);  // never quantized: no override either
+  EXPECT_EQ(t.at("blk.3.ffn_up.weight"), Encoding::Q4_K);
+  EXPECT_EQ(t.at("output.weight"), Encoding::Q6_K);
+
+  // stories260K's shapes: rows of 64 take no K-quant (q5_0, q8_0 instead);
+  // rows of 172 no 32-element block either (f16).
+  const auto s = overridden_types("q8_0", llama_tensors(8, 64, 32, 172, true),
+                                  {"attn_q=q4_k", "attn_k=q6_k", "ffn_down=q4_0", "ffn_up=q8_0", "token_embd=bf16"});
+  EXPECT_EQ(s.at("blk.0.attn_q.weight!"), Encoding::Q5_0);
+  EXPECT_EQ(s.at("blk.0.attn_k.weight!"), Encoding::Q8_0);
+  EXPECT_EQ(s.at("blk.0.ffn_down.weight!"), Encoding::F16);
+  EXPECT_EQ(s.at("blk.0.ffn_up.weight!"), Encoding::Q8_0);
+  EXPECT_EQ(s.at("token_embd.weight!"), Encoding::BF16);  // also over the output rule of a tied embedding
+}
+
+// llama.cpp counts attn_v and ffn_down layers inside its mix, which an
+// overridden tensor skips: the layers after it get the choices meant for
+// the layer before (q4_k_m: more bits in layers 0, 3, 6, 7 of 8 becomes
+// 1, 4, 7 once layer 0 is overridden).
+TEST(TypeOverrides, AnOverriddenLayerDoesNotAdvanceTheMixCounters) {
+  const auto t = overridden_types("q4_k_m", llama_tensors(8, 256, 128, 512, false),
+                                  {"blk\\.0\\.attn_v=q4_0", "blk\\.0\\.ffn_down=q4_0"});
+  for (int i = 1; i < 8; ++i) {
+    const std::string b = "blk." + std::to_string(i) + ".";
+    const bool more = i == 1 || i == 4 || i == 7;
+    EXPECT_EQ(t.at(b + "attn_v.weight"), more ? Encoding::Q6_K : Encoding::Q4_K) << i;
+    EXPECT_EQ(t.at(b + "ffn_down.weight"), more ? Encoding::Q6_K : Encoding::Q4_K) << i;
+  }
+}
+
+TEST(TypeOverrides, ApplyUnderPureAndNotToUnquantizedFileTypes) {
+  const auto tensors = llama_tensors(8, 256, 128, 512, false);
+  const auto pure = overridden_types("q4_0", tensors, {"attn_v=q8_0"}, true);
+  EXPECT_EQ(pure.at("blk.0.attn_v.weight!"), Encoding::Q8_0);
+  EXPECT_EQ(pure.at("blk.0.attn_q.weight"), Encoding::Q4_0);
+  EXPECT_EQ(pure.at("output.weight"), Encoding::Q4_0);
+  for (const char* type : {"f16", "bf16", "f32"}) {
+    const auto plain = overridden_types(type, tensors, {"attn_v=q8_0"});
+    EXPECT_EQ(plain.count("blk.0.attn_v.weight!"), 0u) << type;
+    EXPECT_EQ(plain.at("blk.0.attn_v.weight"), find_quant_type(type)->base) << type;
+  }
 }
 
 }  // namespace
