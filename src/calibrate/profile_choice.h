@@ -2,9 +2,10 @@
 // from a sensitivity table (calibrate/sensitivity.h) to make the sum of the
 // groups' measured KL divergences smallest while their bytes fit a budget:
 // a multiple-choice knapsack, solved exactly on each candidate's bytes
-// above its group's smallest, rounded up to 1/kBudgetSteps of what the
-// budget leaves above the smallest candidates (so the choice always fits,
-// and any budget the smallest candidates fit has one).
+// above its group's smallest in steps of 1/kBudgetSteps of what the budget
+// leaves above the smallest candidates (rounded up, so the choice always
+// fits and any budget the smallest candidates fit has one; and rounded
+// down, which finds the choices that fit with no room to spare).
 #pragma once
 
 #include <cstdint>

@@ -74,6 +74,20 @@ TEST(ChooseProfile, FindsTheLeastKlThatFitsTheBudget) {
   }
 }
 
+// A budget that holds the largest candidates with not a byte to spare
+// (a uniform type's own size) gets them, whatever the rounding to steps.
+TEST(ChooseProfile, ChoiceThatFitsExactlyIsFound) {
+  std::mt19937 rng(21);
+  for (int trial = 0; trial < 20; ++trial) {
+    const SensitivityTable table = random_table(rng, 4 + trial % 9);
+    uint64_t largest = 0;
+    for (const auto& g : table.groups) largest += g.candidates.back().bytes;
+    const ProfileChoice choice = choose_profile(table, largest);
+    EXPECT_LE(choice.bytes, largest);
+    EXPECT_NEAR(choice.kl, brute_force(table, largest), 1e-12) << "trial " << trial;
+  }
+}
+
 TEST(ChooseProfile, BudgetBelowTheSmallestTypesSaysWhatTheyNeed) {
   std::mt19937 rng(9);
   const SensitivityTable table = random_table(rng, 3);
