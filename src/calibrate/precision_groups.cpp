@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -51,6 +52,49 @@ std::vector<PrecisionGroup> precision_groups(const ir::Graph& graph) {
     }
   }
   return groups;
+}
+
+std::string regex_escaped(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::vector<quant::TensorTypeOverride> expand_region_overrides(std::span<const quant::TensorTypeOverride> overrides,
+                                                               const ir::Graph& graph) {
+  constexpr std::string_view kPrefix = "region:";
+  std::vector<PrecisionGroup> groups;
+  std::vector<quant::TensorTypeOverride> out;
+  for (const quant::TensorTypeOverride& o : overrides) {
+    if (!o.pattern.starts_with(kPrefix)) {
+      out.push_back(o);
+      continue;
+    }
+    if (groups.empty()) groups = precision_groups(graph);
+    const std::string wanted = o.pattern.substr(kPrefix.size());
+    const bool every_layer = wanted.ends_with("(*)");
+    const std::string stem = every_layer ? wanted.substr(0, wanted.size() - 2) : wanted;  // "mlp("
+    bool found = false;
+    for (const PrecisionGroup& g : groups) {
+      std::string name = g.name;
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (every_layer ? !name.starts_with(stem) : name != wanted) continue;
+      found = true;
+      for (const std::string& tensor : g.tensors) {
+        std::string item = "^";
+        item.append(regex_escaped(tensor)).append("$=").append(encoding_info(o.type).name);
+        out.push_back(quant::parse_tensor_type(item, o.pattern));
+      }
+    }
+    if (!found)
+      throw Error(ErrorKind::Usage, "profile item '" + o.pattern +
+                                        "' names no region of this model (regions: Embedding, Logits, Attention(N), "
+                                        "Mlp(N), Experts(N), N a layer or *)");
+  }
+  return out;
 }
 
 Encoding fitted_encoding(Encoding wanted, uint64_t row_elems) { return quant::fit_row(wanted, row_elems); }

@@ -13,6 +13,7 @@
 
 #include "encoding/encoding.h"
 #include "model/model.h"
+#include "quantize/tensor_type_override.h"
 
 namespace synapse::calibrate {
 
@@ -37,6 +38,18 @@ Encoding fitted_encoding(Encoding wanted, uint64_t row_elems);
 // Error(InvalidValue) for an unknown tensor name.
 Model with_encoding(const Model& model, std::span<const std::string> tensors, Encoding encoding,
                     const std::string& scratch_path, uint64_t* bytes);
+
+// Profile items that name regions instead of tensors: "region:Attention(3)",
+// "region:Mlp(*)" (every layer), "region:Experts(2)", "region:Embedding",
+// "region:Logits" (any case: llama-quantize lower-cases patterns). Each
+// becomes one override per tensor of the groups it names, by exact name,
+// in its place; other items stay as they are. Throws Error(Usage) for a
+// region item that names no group of `graph`.
+std::vector<quant::TensorTypeOverride> expand_region_overrides(std::span<const quant::TensorTypeOverride> overrides,
+                                                               const ir::Graph& graph);
+
+// `name` as a regular expression that matches it literally.
+std::string regex_escaped(const std::string& name);
 
 // The bytes of `tensors` of `model` as they are stored.
 uint64_t stored_bytes(const Model& model, std::span<const std::string> tensors);

@@ -3,19 +3,11 @@
 #include <algorithm>
 #include <limits>
 
+#include "calibrate/precision_groups.h"
 #include "synapse/error.h"
 
 namespace synapse::calibrate {
 namespace {
-
-std::string regex_escaped(const std::string& name) {
-  std::string out;
-  for (char c : name) {
-    if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) out += '\\';
-    out += c;
-  }
-  return out;
-}
 
 // The least-KL choice within `room` bytes above the smallest candidates, on
 // steps of room/kBudgetSteps bytes: best[s] is the least KL of the groups

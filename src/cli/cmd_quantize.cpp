@@ -2,6 +2,7 @@
 // llama.cpp's per-tensor rules, optionally weighted by an importance matrix
 // and with per-tensor type overrides (the bytes llama-quantize writes), or
 // with the precision profile that best fits a file size (--target-bytes).
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/precision_groups.h"
 #include "calibrate/size_target.h"
 #include "cli/command.h"
 #include "memory/memory_budget.h"
@@ -72,6 +74,9 @@ int run_quantize(QuantizeArgs args) {
   args.opts.type = quant::find_quant_type(args.type);
   if (args.opts.type == nullptr) synth::throw_unknown("type", args.type, quant::quant_type_names());
   args.opts.overrides = quant::overrides_from(args.tensor_types, args.profile);
+  const auto names_region = [](const quant::TensorTypeOverride& o) { return o.pattern.starts_with("region:"); };
+  if (std::any_of(args.opts.overrides.begin(), args.opts.overrides.end(), names_region))
+    args.opts.overrides = calibrate::expand_region_overrides(args.opts.overrides, load_model(args.opts.input).graph);
   if (!args.opts.overrides.empty() && !quant::is_quantized(*args.opts.type))
     std::fprintf(stderr, "quantize: note: %s is not a quantized type; per-tensor types do not apply to it (as in "
                          "llama.cpp)\n", args.opts.type->name);

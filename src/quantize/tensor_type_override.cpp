@@ -44,6 +44,9 @@ TensorTypeOverride parse_tensor_type(std::string_view text, const std::string& w
   if (std::find(std::begin(kEncodable), std::end(kEncodable), *type) == std::end(kEncodable))
     bad(where, text, "synapse cannot encode " + type_name + " (types: " + encodable_names() + ")");
   TensorTypeOverride o{pattern, *type, {}};
+  // A region item (region:Mlp(3)) names tensors through the model's graph:
+  // synapse quantize expands it (calibrate/precision_groups.h) before use.
+  if (pattern.starts_with("region:")) return o;
   try {
     o.regex = std::regex(pattern);
   } catch (const std::regex_error& e) {

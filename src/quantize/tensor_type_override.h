@@ -22,7 +22,10 @@ struct TensorTypeOverride {
   std::regex regex;  // pattern, compiled once
 };
 
-// One PATTERN=TYPE, split at the first '=' as llama-quantize splits it.
+// One PATTERN=TYPE, split at the first '=' as llama-quantize splits it. A
+// pattern "region:NAME" is not a regular expression but a region of the
+// model (its regex matches nothing until expanded; see
+// calibrate/precision_groups.h).
 // Throws Error(Usage) naming `where` (the flag or "FILE:LINE") for a missing
 // '=', an empty pattern or type, an invalid regular expression, or a type
 // that is not a ggml type or that Synapse cannot encode (e.g. q2_K).

@@ -88,6 +88,29 @@ TEST(PrecisionGroups, WithEncodingReencodesExactlyTheGroupAndStillRuns) {
                Error);
 }
 
+TEST(PrecisionGroups, RegionItemsBecomeTheirTensorsByExactNameInTheirPlace) {
+  const test::TempDir dir;
+  const Model model = load_model(synth_tiny(dir, "llama"));
+  const std::vector<quant::TensorTypeOverride> items = {
+      quant::parse_tensor_type("attn_v=q6_K"), quant::parse_tensor_type("region:Attention(*)=q8_0"),
+      quant::parse_tensor_type("region:mlp(1)=q4_0")};
+  const std::vector<quant::TensorTypeOverride> out = expand_region_overrides(items, model.graph);
+  ASSERT_EQ(out.size(), 1u + 2u * 4u + 3u);
+  EXPECT_EQ(out[0].pattern, "attn_v");  // a plain pattern stays, first
+  EXPECT_EQ(out[1].pattern, "^blk\\.0\\.attn_q\\.weight$");
+  for (size_t i = 1; i < 9; ++i) EXPECT_EQ(out[i].type, Encoding::Q8_0) << out[i].pattern;
+  for (size_t i = 9; i < out.size(); ++i) {
+    EXPECT_EQ(out[i].type, Encoding::Q4_0);
+    EXPECT_EQ(out[i].pattern.rfind("^blk\\.1\\.ffn_", 0), 0u) << out[i].pattern;
+  }
+  EXPECT_NE(quant::find_override(out, "blk.1.attn_output.weight"), nullptr);
+  EXPECT_EQ(quant::find_override(out, "blk.1.attn_output.weight")->type, Encoding::Q8_0);
+  for (const char* bad : {"region:Attention(2)=q8_0", "region:Experts(0)=q8_0", "region:nothing=q8_0"}) {
+    const std::vector<quant::TensorTypeOverride> one = {quant::parse_tensor_type(bad)};
+    EXPECT_THROW(expand_region_overrides(one, model.graph), Error) << bad;
+  }
+}
+
 TEST(PrecisionGroups, ShortRowsGetLlamaCppsFallback) {
   EXPECT_EQ(fitted_encoding(Encoding::Q4_K, 512), Encoding::Q4_K);
   EXPECT_EQ(fitted_encoding(Encoding::Q4_K, 64), Encoding::Q5_0);
