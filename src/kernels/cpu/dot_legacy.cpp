@@ -98,11 +98,16 @@ DotTile tile_for(Encoding encoding, CpuTarget target) {
 
 }  // namespace
 
-// The token counts from which the VNNI panels beat the tiles (bench/kernels
-// prefill on one Zen 4 core, GMAC/s of panel against tiles with the matrix
-// in DRAM / in L3: Q8_0 41/40 and 39/49 at 4 tokens, 62/36 and 61/38 at 6;
-// Q4_0, whose rows repack cheaply, 27/20 and 34/24 at 2).
-constexpr int kQ8_0PanelMinTokens = 5;
+// The token counts from which the VNNI panels beat the tiles. Q4_0, whose
+// rows repack cheaply: from 2 (bench/kernels prefill on one Zen 4 core,
+// GMAC/s of panel against tiles with the matrix in DRAM / in L3, 27/20 and
+// 34/24). Q8_0: from 9. Below that, repacking its rows costs the panel more
+// than it saves: whole steps of 5 and 8 tokens (synapse bench, interleaved,
+// Zen 5) ran 240/340 and 360/440 t/s (panel/tiles) on the qwen2.5-0.5b
+// shape at 2 threads, 104/152 and 143/185 on llama-3.2-1b, and the same
+// or better at 1 thread; speculative verification and batched decoding
+// take such steps.
+constexpr int kQ8_0PanelMinTokens = 9;
 constexpr int kQ4_0PanelMinTokens = 2;
 
 DotKernel find_legacy_dot_kernel(Encoding encoding, CpuTarget target) {
