@@ -157,9 +157,12 @@ constexpr kquant::Tiles kScalarTiles{scalar_tile<unpack_q4_k, sizeof(blocks::Q4_
 // Q4_K 40/33/20 at 2 tokens, 48/35/43 at 4, 50/34/49 at 6, 52/41/64 at 8;
 // Q5_K (no panel) 34/26 at 2, 34/29 at 6, 36/35 at 8; Q6_K, whose levels
 // take more work to repack, 28/29/14 at 2, 29/28/31 at 6, 31/36/47 at 8
-// (in L3 its panel wins from 6 too: 50 against 46 for the tiles).
+// (in L3 its panel wins from 6 too: 50 against 46 for the tiles). Whole
+// 5-token steps of llama-3.2-1b Q4_K_M (synapse bench, interleaved, Zen 5)
+// ran 100-105 t/s with the Q4_K panel and 135-141 with the tiles at 2
+// threads (57 and 75 at 1): there the panel's repacking outweighs it.
 constexpr int kQ4KMatvecMaxTokens = 4;
-constexpr int kQ4KPanelMinTokens = 5;
+constexpr int kQ4KPanelMinTokens = 6;
 constexpr int kQ5KMatvecMaxTokens = 6;
 constexpr int kQ6KPanelMinTokens = 6;
 
