@@ -8,10 +8,14 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <set>
+#include <utility>
 
-#include "kernels/cpu/kquant_encode.h"
+#include "kernels/cpu/core_count.h"
+#include "kernels/cpu/thread_pool.h"
 #include "model/moe_builder.h"
+#include "quantize/row_converter.h"
 #include "quantize/tensor_category.h"
 #include "quantize/type_policy.h"
 #include "synapse/error.h"
@@ -97,8 +101,6 @@ std::vector<quant::TensorTypeOverride> expand_region_overrides(std::span<const q
   return out;
 }
 
-Encoding fitted_encoding(Encoding wanted, uint64_t row_elems) { return quant::fit_row(wanted, row_elems); }
-
 uint64_t stored_bytes(const Model& model, std::span<const std::string> tensors) {
   const std::set<std::string> wanted(tensors.begin(), tensors.end());
   uint64_t bytes = 0;
@@ -107,54 +109,77 @@ uint64_t stored_bytes(const Model& model, std::span<const std::string> tensors) 
   return bytes;
 }
 
+namespace {
+
+// A file written, mapped, then unlinked whatever happens (the mapping keeps
+// its bytes).
+class ScratchFile {
+ public:
+  explicit ScratchFile(std::string path) : path_(std::move(path)), file_(std::fopen(path_.c_str(), "wb")) {
+    if (!file_)
+      throw Error(ErrorKind::Io, std::string("cannot create ") + std::strerror(errno), Error::kNoOffset, path_);
+  }
+  ~ScratchFile() {
+    if (file_) std::fclose(file_);
+    ::unlink(path_.c_str());
+  }
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+
+  // Appends bytes at `offset` (zeros fill the gap from the end).
+  void write_at(uint64_t offset, std::span<const uint8_t> bytes) {
+    bool ok = true;
+    for (; size_ < offset && ok; ++size_) ok = std::fputc(0, file_) != EOF;
+    ok = ok && std::fwrite(bytes.data(), 1, bytes.size(), file_) == bytes.size();
+    if (!ok) throw Error(ErrorKind::Io, "cannot write the re-encoded weights", Error::kNoOffset, path_);
+    size_ += bytes.size();
+  }
+  std::shared_ptr<MappedFile> map() {
+    const bool ok = std::fclose(file_) == 0;
+    file_ = nullptr;
+    if (!ok) throw Error(ErrorKind::Io, "cannot write the re-encoded weights", Error::kNoOffset, path_);
+    return std::make_shared<MappedFile>(path_);
+  }
+
+ private:
+  std::string path_;
+  std::FILE* file_;
+  uint64_t size_ = 0;
+};
+
+}  // namespace
+
 Model with_encoding(const Model& model, std::span<const std::string> tensors, Encoding encoding,
                     const std::string& scratch_path, uint64_t* bytes) {
   const std::set<std::string> wanted(tensors.begin(), tensors.end());
   std::set<std::string> found;
   Model copy = model;
-  std::FILE* out = std::fopen(scratch_path.c_str(), "wb");
-  if (!out) throw Error(ErrorKind::Io, std::string("cannot create ") + std::strerror(errno), Error::kNoOffset, scratch_path);
+  ScratchFile scratch(scratch_path);
+  cpu::ThreadPool pool(cpu::default_thread_count());
   uint64_t offset = 0, written = 0;
-  std::vector<float> row;
   std::vector<uint8_t> encoded;
-  bool ok = true;
-  for (uint32_t i = 0; i < copy.graph.weights.size() && ok; ++i) {
+  for (uint32_t i = 0; i < copy.graph.weights.size(); ++i) {
     ir::WeightDescriptor& d = copy.graph.weights[i];
-    if (d.shape.size() != 2 || !wanted.count(split_expert_view(d.name).tensor)) continue;
-    found.insert(split_expert_view(d.name).tensor);
+    const std::string tensor = split_expert_view(d.name).tensor;
+    if (d.shape.size() != 2 || !wanted.count(tensor)) continue;
+    found.insert(tensor);
     const auto cols = static_cast<uint64_t>(d.shape[1]), rows = static_cast<uint64_t>(d.shape[0]);
     const Encoding to = quant::fit_row(encoding, cols);
-    const uint64_t from_stride = row_bytes(d.encoding, cols), to_stride = row_bytes(to, cols);
-    const std::span<const uint8_t> source = model.weight_bytes(ir::TensorId{i});
-    row.resize(cols);
-    encoded.resize(to_stride);
-    const uint64_t aligned = (offset + 63) / 64 * 64;  // as the kernels like their rows
-    for (uint64_t pad = offset; pad < aligned && ok; ++pad) ok = std::fputc(0, out) != EOF;
-    offset = aligned;
-    for (uint64_t r = 0; r < rows && ok; ++r) {
-      dequantize_row(d.encoding, source.data() + r * from_stride, row.data(), static_cast<int64_t>(cols));
-      cpu::encode_row(to, row.data(), encoded.data(), static_cast<int64_t>(cols));
-      ok = std::fwrite(encoded.data(), 1, to_stride, out) == to_stride;
-    }
+    encoded.resize(rows * row_bytes(to, cols));
+    quant::convert_rows(pool, model.weight_bytes(ir::TensorId{i}).data(), d.encoding, encoded.data(), to, cols, rows,
+                        d.name);
+    offset = (offset + 63) / 64 * 64;  // as the kernels like their rows
+    scratch.write_at(offset, encoded);
     d.file = static_cast<uint32_t>(model.files.size());
     d.offset = offset;
-    d.length = rows * to_stride;
+    d.length = encoded.size();
     d.encoding = to;
     offset += d.length;
     written += d.length;
   }
-  ok = std::fclose(out) == 0 && ok;
-  if (!ok) {
-    ::unlink(scratch_path.c_str());
-    throw Error(ErrorKind::Io, "cannot write the re-encoded weights", Error::kNoOffset, scratch_path);
-  }
   for (const std::string& t : wanted)
-    if (!found.count(t)) {
-      ::unlink(scratch_path.c_str());
-      throw Error(ErrorKind::InvalidValue, "the model has no matrix named " + t, Error::kNoOffset, t);
-    }
-  copy.files.push_back(std::make_shared<MappedFile>(scratch_path));
-  ::unlink(scratch_path.c_str());  // the mapping keeps the bytes
+    if (!found.count(t)) throw Error(ErrorKind::InvalidValue, "the model has no matrix named " + t, Error::kNoOffset, t);
+  copy.files.push_back(scratch.map());
   if (bytes) *bytes = written;
   return copy;
 }

@@ -27,15 +27,12 @@ struct PrecisionGroup {
 // are left out.
 std::vector<PrecisionGroup> precision_groups(const ir::Graph& graph);
 
-// The encoding a tensor with rows of row_elems gets when `wanted` is asked
-// for: llama.cpp's fallback where rows are not whole blocks (type_policy.h).
-Encoding fitted_encoding(Encoding wanted, uint64_t row_elems);
-
-// A copy of `model` with `tensors` re-encoded to `encoding` (fitted per
-// tensor), their new bytes in a scratch file at scratch_path that is
+// A copy of `model` with `tensors` re-encoded to `encoding` (each fitted to
+// its rows by quant::fit_row, on the quantizer's threads), their new bytes in a scratch file at scratch_path that is
 // mapped and unlinked at once (the mapping keeps it). Sets *bytes to the
 // re-encoded tensors' bytes. Throws Error(Io) for the scratch file and
-// Error(InvalidValue) for an unknown tensor name.
+// Error(InvalidValue) for an unknown tensor name or rows that encode to
+// non-finite values.
 Model with_encoding(const Model& model, std::span<const std::string> tensors, Encoding encoding,
                     const std::string& scratch_path, uint64_t* bytes);
 

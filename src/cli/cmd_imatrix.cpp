@@ -45,15 +45,8 @@ int imatrix(const ImatrixFlags& f) {
   calibrate::ImatrixCollector collector(evaluator->model().graph, f.process_output);
   evaluator->session().scheduler().set_listener(
       [&collector](const exec::RegionEvent& e, std::span<const exec::TensorRef> values) { collector.observe(e, values); });
-  const eval::NllSums nll =
-      eval::perplexity(*evaluator, tokens, layout, bos, [](const eval::ChunkDone& done) {
-        if (done.chunk == 0)
-          std::fprintf(stderr, "imatrix: %.2f seconds per chunk - ETA %.2f minutes\n", done.seconds,
-                       done.seconds * static_cast<double>(done.n_chunks) / 60.0);
-        std::printf("[%lld]%.4lf,", static_cast<long long>(done.chunk + 1), done.nll->ppl());
-        std::fflush(stdout);
-      });
-  std::printf("\nFinal estimate: PPL = %.4lf +/- %.5lf\n", nll.ppl(), nll.ppl_error());
+  const eval::NllSums nll = eval::perplexity(*evaluator, tokens, layout, bos, eval::chunk_printer("imatrix"));
+  eval::print_final_estimate(nll);
 
   const quant::Imatrix result = collector.result({f.text_file}, static_cast<uint32_t>(layout.n_chunks),
                                                  static_cast<uint32_t>(layout.n_ctx));

@@ -19,7 +19,7 @@ namespace {
 struct PerplexityFlags {
   std::string model;
   eval::PerplexityToolOptions tool;
-  int64_t batch = 512;
+  ChunkFlags chunks;  // -c, -b, --chunks
   KernelFlags kernels;
   MemoryFlags memory;
   std::string drop_layers;
@@ -35,9 +35,12 @@ int perplexity(const PerplexityFlags& f) {
   engine.tokenize = [&](const std::string& text) { return tokenizer->encode(text, true, false); };
   if (vocab.add_bos && vocab.bos_id) engine.bos = vocab.bos_id;
   engine.open = [&](int64_t n_ctx) -> std::unique_ptr<eval::ChunkEvaluator> {
-    return open_evaluator(path, n_ctx, f.batch, f.kernels, f.memory, f.drop_layers);
+    return open_evaluator(path, n_ctx, f.chunks.batch, f.kernels, f.memory, f.drop_layers);
   };
-  eval::run_perplexity_tool(f.tool, engine);
+  eval::PerplexityToolOptions tool = f.tool;
+  tool.n_ctx = f.chunks.n_ctx;
+  tool.max_chunks = f.chunks.max_chunks;
+  eval::run_perplexity_tool(tool, engine);
   return kExitOk;
 }
 
@@ -48,14 +51,7 @@ Register reg{{"perplexity", "Perplexity of a text (llama-perplexity's protocol),
                     ->required()
                     ->check(CLI::ExistingPath);
                 app.add_option("-f,--file", f->tool.text_file, "text to score")->check(CLI::ExistingFile);
-                app.add_option("-c,--ctx-size", f->tool.n_ctx, "tokens per chunk; the second half of each is scored")
-                    ->capture_default_str()
-                    ->check(CLI::Range(4, 1 << 20));
-                app.add_option("-b,--batch-size", f->batch, "most tokens per evaluation step")
-                    ->capture_default_str()
-                    ->check(CLI::Range(1, 1 << 20));
-                app.add_option("--chunks", f->tool.max_chunks, "score at most this many chunks (default: all)")
-                    ->check(CLI::NonNegativeNumber);
+                add_chunk_flags(app, f->chunks);
                 app.add_option("--kl-divergence-base", f->tool.kl_base,
                                "save the scored rows' log-probabilities to FILE (with --kl-divergence: compare with it)");
                 app.add_flag("--kl-divergence", f->tool.kl,

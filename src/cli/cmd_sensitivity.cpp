@@ -4,20 +4,18 @@
 // model as it is and the perplexity when only that group is re-encoded to
 // each type; with --layers, the same for dropping each layer. The table
 // (-o) is what `synapse quantize --target-bytes` chooses a profile from.
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 
+#include "calibrate/sensitivity.h"
 #include "cli/command.h"
 #include "cli/kernel_flags.h"
 #include "cli/memory_flags.h"
 #include "cli/model_path.h"
 #include "cli/session_evaluator.h"
 #include "eval/perplexity_tool.h"
-#include "calibrate/sensitivity.h"
 #include "quantize/quant_types.h"
 #include "synapse/error.h"
 #include "tokenizer/tokenizer.h"
@@ -63,10 +61,8 @@ int sensitivity(const SensitivityFlags& f) {
   run.tokens = tokens;
   run.layout = eval::chunk_layout(static_cast<int64_t>(tokens.size()), f.chunks.n_ctx, f.chunks.max_chunks);
   if (vocab.add_bos && vocab.bos_id) run.bos = vocab.bos_id;
-  const Model model = load_model(path, {.max_ctx = static_cast<uint32_t>(run.layout.n_ctx),
-                                        .chunk = static_cast<uint32_t>(std::min(f.chunks.batch, run.layout.n_ctx))});
-  run.session = session_options(f.kernels);
-  apply_memory_flags(f.memory, model, run.session);
+  const Model model = load_for_chunks(path, run.layout.n_ctx, f.chunks.batch);
+  run.session = evaluator_options(model, f.kernels, f.memory);
   run.scratch_dir = std::filesystem::temp_directory_path().string();
 
   const calibrate::SensitivityTable table = calibrate::measure_sensitivity(model, path, run);

@@ -126,7 +126,7 @@ int serve_model(ServeFlags f) {
   served.engine = &engine;
   served.n_ctx = session.max_ctx();
   served.n_vocab = session.vocab();
-  if (!session.scheduler().layer_drop().empty()) served.numerical_mode = "QualityBounded";
+  served.numerical_mode = session.scheduler().layer_drop().numerical_mode();
   server.set_model(served);
   serving = true;
   std::fprintf(stderr, "synapse serve: ready: %s, %d slots, context %lld per sequence, http://%s:%d/\n",

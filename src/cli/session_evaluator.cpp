@@ -19,14 +19,23 @@ void add_chunk_flags(CLI::App& app, ChunkFlags& flags) {
       ->check(CLI::NonNegativeNumber);
 }
 
-std::unique_ptr<calibrate::SessionEvaluator> open_evaluator(const std::string& path, int64_t n_ctx, int64_t batch,
-                                                       const KernelFlags& kernels, const MemoryFlags& memory,
-                                                       const std::string& drop_layers) {
-  Model model = load_model(path, {.max_ctx = static_cast<uint32_t>(n_ctx),
-                                  .chunk = static_cast<uint32_t>(std::min(batch, n_ctx))});
+Model load_for_chunks(const std::string& path, int64_t n_ctx, int64_t batch) {
+  return load_model(path, {.max_ctx = static_cast<uint32_t>(n_ctx), .chunk = static_cast<uint32_t>(std::min(batch, n_ctx))});
+}
+
+exec::SessionOptions evaluator_options(const Model& model, const KernelFlags& kernels, const MemoryFlags& memory,
+                                       const std::string& drop_layers) {
   exec::SessionOptions options = session_options(kernels);
   apply_memory_flags(memory, model, options);
   apply_drop_layers(drop_layers, options);
+  return options;
+}
+
+std::unique_ptr<calibrate::SessionEvaluator> open_evaluator(const std::string& path, int64_t n_ctx, int64_t batch,
+                                                            const KernelFlags& kernels, const MemoryFlags& memory,
+                                                            const std::string& drop_layers) {
+  Model model = load_for_chunks(path, n_ctx, batch);
+  exec::SessionOptions options = evaluator_options(model, kernels, memory, drop_layers);
   auto evaluator = std::make_unique<calibrate::SessionEvaluator>(std::move(model), std::move(options));
   report_numerical_mode(evaluator->session());
   return evaluator;

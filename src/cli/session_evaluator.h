@@ -25,6 +25,13 @@ struct ChunkFlags {
 };
 void add_chunk_flags(CLI::App& app, ChunkFlags& flags);
 
+// The model loaded for chunks of n_ctx tokens in steps of at most `batch`.
+Model load_for_chunks(const std::string& path, int64_t n_ctx, int64_t batch);
+// Session options from the flags for `model`; drop_layers is --drop-layers'
+// text ("" for none).
+exec::SessionOptions evaluator_options(const Model& model, const KernelFlags& kernels, const MemoryFlags& memory,
+                                       const std::string& drop_layers = "");
+
 // Loads the model for chunks of n_ctx tokens in steps of at most `batch`;
 // drop_layers is --drop-layers' text ("" for none), said on stderr when set.
 std::unique_ptr<calibrate::SessionEvaluator> open_evaluator(const std::string& path, int64_t n_ctx, int64_t batch,

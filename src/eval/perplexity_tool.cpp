@@ -13,9 +13,9 @@ namespace synapse::eval {
 namespace {
 
 // After the first chunk, as llama-perplexity: its time and the whole run's.
-void report_eta(int64_t chunk, int64_t n_chunks, double seconds) {
+void report_eta(const char* tool, int64_t chunk, int64_t n_chunks, double seconds) {
   if (chunk != 0) return;
-  std::fprintf(stderr, "perplexity: %.2f seconds per chunk - ETA %.2f minutes\n", seconds,
+  std::fprintf(stderr, "%s: %.2f seconds per chunk - ETA %.2f minutes\n", tool, seconds,
                seconds * static_cast<double>(n_chunks) / 60.0);
 }
 
@@ -36,19 +36,12 @@ void run_perplexity(const PerplexityToolOptions& options, const PerplexityEngine
                               static_cast<uint32_t>(layout.n_chunks)};
     base = std::make_unique<KlBaseWriter>(options.kl_base, header, tokens);
   }
-  const NllSums nll = perplexity(
-      *evaluator, tokens, layout, engine.bos,
-      [](const ChunkDone& done) {
-        report_eta(done.chunk, done.n_chunks, done.seconds);
-        std::printf("[%lld]%.4lf,", static_cast<long long>(done.chunk + 1), done.nll->ppl());
-        std::fflush(stdout);
-      },
-      base.get());
+  const NllSums nll = perplexity(*evaluator, tokens, layout, engine.bos, chunk_printer("perplexity"), base.get());
   if (base) {
     base->commit();
     std::fprintf(stderr, "perplexity: saved the reference log-probabilities to %s\n", options.kl_base.c_str());
   }
-  std::printf("\nFinal estimate: PPL = %.4lf +/- %.5lf\n", nll.ppl(), nll.ppl_error());
+  print_final_estimate(nll);
 }
 
 void run_kl_divergence(const PerplexityToolOptions& options, const PerplexityEngine& engine) {
@@ -59,7 +52,7 @@ void run_kl_divergence(const PerplexityToolOptions& options, const PerplexityEng
   std::printf("%s", kl_chunk_header().c_str());
   const KlResult result = kl_divergence(*evaluator, base, engine.bos,
                                         [](int64_t chunk, int64_t n_chunks, double seconds, const KlSums& sums) {
-                                          report_eta(chunk, n_chunks, seconds);
+                                          report_eta("perplexity", chunk, n_chunks, seconds);
                                           std::printf("%s", kl_chunk_line(chunk, sums).c_str());
                                           std::fflush(stdout);
                                         });
@@ -67,6 +60,18 @@ void run_kl_divergence(const PerplexityToolOptions& options, const PerplexityEng
 }
 
 }  // namespace
+
+ChunkObserver chunk_printer(const char* tool) {
+  return [tool](const ChunkDone& done) {
+    report_eta(tool, done.chunk, done.n_chunks, done.seconds);
+    std::printf("[%lld]%.4lf,", static_cast<long long>(done.chunk + 1), done.nll->ppl());
+    std::fflush(stdout);
+  };
+}
+
+void print_final_estimate(const NllSums& nll) {
+  std::printf("\nFinal estimate: PPL = %.4lf +/- %.5lf\n", nll.ppl(), nll.ppl_error());
+}
 
 std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -35,6 +35,13 @@ struct PerplexityEngine {
   std::function<std::unique_ptr<ChunkEvaluator>(int64_t n_ctx)> open;
 };
 
+// A chunked run's progress as llama-perplexity prints it: after the first
+// chunk "TOOL: S seconds per chunk - ETA M minutes" on stderr, after each
+// "[k]PPL," on stdout.
+ChunkObserver chunk_printer(const char* tool);
+// "\nFinal estimate: PPL = P +/- E\n" on stdout.
+void print_final_estimate(const NllSums& nll);
+
 // A text file's bytes. Throws Error(Io) when it cannot be read.
 std::string read_text_file(const std::string& path);
 

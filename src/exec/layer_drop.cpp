@@ -105,7 +105,8 @@ LayerDrop plan_layer_drop(const ir::Graph& graph, std::span<const uint32_t> laye
 
 std::string LayerDrop::mode() const {
   if (empty()) return "";
-  std::string text = "QualityBounded (layer";
+  std::string text = numerical_mode();
+  text += " (layer";
   text += layers.size() > 1 ? "s " : " ";
   for (size_t i = 0; i < layers.size(); ++i) text += (i ? ", " : "") + std::to_string(layers[i]);
   return text + " dropped)";

@@ -28,6 +28,8 @@ struct LayerDrop {
 
   bool empty() const { return layers.empty(); }
   bool dropped(ir::RegionId id) const { return !regions.empty() && regions[id.index].has_value(); }
+  // The numerical mode of a session with this plan (SPEC §3).
+  const char* numerical_mode() const { return empty() ? "EquivalentNumerics" : "QualityBounded"; }
   // "QualityBounded (layers 10, 11 dropped)", or "" when nothing is dropped.
   std::string mode() const;
 };

@@ -149,7 +149,7 @@ BenchModel describe_model(const Model& model, const std::string& filename, exec:
            dominant_encoding(model.graph);
   m.decode_bytes = decode_weight_bytes(session);
   const exec::LayerDrop& drop = session.scheduler().layer_drop();
-  m.numerical_mode = drop.empty() ? "EquivalentNumerics" : "QualityBounded";
+  m.numerical_mode = drop.numerical_mode();
   m.dropped_layers = drop.layers;
   return m;
 }

@@ -11,6 +11,7 @@
 #include "exec/session.h"
 #include "model/model.h"
 #include "calibrate/precision_groups.h"
+#include "quantize/type_policy.h"
 #include "support/temp_dir.h"
 #include "synapse/error.h"
 #include "synth/synth.h"
@@ -112,10 +113,10 @@ TEST(PrecisionGroups, RegionItemsBecomeTheirTensorsByExactNameInTheirPlace) {
 }
 
 TEST(PrecisionGroups, ShortRowsGetLlamaCppsFallback) {
-  EXPECT_EQ(fitted_encoding(Encoding::Q4_K, 512), Encoding::Q4_K);
-  EXPECT_EQ(fitted_encoding(Encoding::Q4_K, 64), Encoding::Q5_0);
-  EXPECT_EQ(fitted_encoding(Encoding::Q6_K, 64), Encoding::Q8_0);
-  EXPECT_EQ(fitted_encoding(Encoding::Q4_0, 40), Encoding::F16);
+  EXPECT_EQ(quant::fit_row(Encoding::Q4_K, 512), Encoding::Q4_K);
+  EXPECT_EQ(quant::fit_row(Encoding::Q4_K, 64), Encoding::Q5_0);
+  EXPECT_EQ(quant::fit_row(Encoding::Q6_K, 64), Encoding::Q8_0);
+  EXPECT_EQ(quant::fit_row(Encoding::Q4_0, 40), Encoding::F16);
 }
 
 }  // namespace
