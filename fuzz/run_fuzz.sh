@@ -2,8 +2,9 @@
 # run_fuzz.sh FUZZER SYNAPSE CORPUS_DIR SECONDS
 # Seeds an empty corpus for the target (fuzz_gguf: small synthetic models;
 # fuzz_tokenizer: texts; fuzz_chat_template: the test chat templates;
-# fuzz_request: request bodies; fuzz_imatrix: a GGUF and a legacy imatrix),
-# then fuzzes for SECONDS.
+# fuzz_request: request bodies; fuzz_imatrix: a GGUF and a legacy imatrix;
+# fuzz_safetensors: small valid safetensors files and an index), then fuzzes
+# for SECONDS.
 set -euo pipefail
 fuzzer=$1 synapse=$2 corpus=$3 seconds=$4
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -61,6 +62,44 @@ MC5mZm5fdXBfZXhwcy53ZWlnaHQCAAAABgAAAAAAgD8AAABAAABAQAAAgEAAAKBAAADAQAMAAAAIAAAA
 B64
 }
 
+# A safetensors file: FILE, then the header JSON (padded with spaces to a
+# multiple of 8 bytes, as writers pad it), then DATA_BYTES bytes of data.
+write_safetensors() {
+  local file=$1 header=$2 data_bytes=$3 n i
+  while (( ${#header} % 8 )); do header+=" "; done
+  n=${#header}
+  {
+    for i in 0 1 2 3 4 5 6 7; do printf "\\x$(printf %02x $(( (n >> (8 * i)) & 255 )))"; done
+    printf '%s' "$header"
+    head -c "$data_bytes" /dev/zero | tr '\0' '\1'
+  } >"$file"
+}
+
+# Valid files (every dtype size, a scalar, an empty tensor, metadata), the
+# shared stories model's real header with its tensors made empty (so the file
+# stays small and valid), and a sharded model's index.
+seed_safetensors() {
+  write_safetensors "$corpus/seed-mixed.safetensors" \
+    '{"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},"b":{"dtype":"BF16","shape":[4],"data_offsets":[24,32]},"c":{"dtype":"I64","shape":[],"data_offsets":[32,40]},"d":{"dtype":"F16","shape":[0,5],"data_offsets":[40,40]},"e":{"dtype":"U8","shape":[3],"data_offsets":[40,43]}}' 43
+  write_safetensors "$corpus/seed-dtypes.safetensors" \
+    '{"f4":{"dtype":"F4","shape":[2],"data_offsets":[0,1]},"f6":{"dtype":"F6_E2M3","shape":[4],"data_offsets":[1,4]},"e8":{"dtype":"F8_E8M0","shape":[1],"data_offsets":[4,5]},"b":{"dtype":"BOOL","shape":[1,1],"data_offsets":[5,6]},"i16":{"dtype":"I16","shape":[1],"data_offsets":[6,8]},"c64":{"dtype":"C64","shape":[1],"data_offsets":[8,16]},"f64":{"dtype":"F64","shape":[1],"data_offsets":[16,24]},"u32":{"dtype":"U32","shape":[2],"data_offsets":[24,32]}}' 32
+  write_safetensors "$corpus/seed-empty.safetensors" '{}' 0
+  local model="$repo/../shared/data/hf-models/stories260K-hf/model.safetensors" n header
+  if [ -f "$model" ]; then
+    n=$(od -An -tu8 -N8 "$model" | tr -d ' ')
+    header=$(head -c $((8 + n)) "$model" | tail -c +9 |
+      sed -E 's/"shape":\[[0-9,]*\]/"shape":[0]/g; s/"data_offsets":\[[0-9]+,[0-9]+\]/"data_offsets":[0,0]/g; s/ +$//')
+    write_safetensors "$corpus/seed-stories.safetensors" "$header" 0
+  fi
+  printf '{"metadata":{"total_size":1536},"weight_map":{"lm_head.weight":"model-00002-of-00002.safetensors","model.embed_tokens.weight":"model-00001-of-00002.safetensors"}}' \
+    >"$corpus/seed-index.json"
+  # config.json (the same target reads it): a MoE one with rope scaling.
+  printf '{"model_type":"qwen2_moe","hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"vocab_size":512,"max_position_embeddings":512,"rms_norm_eps":1e-6,"num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":32,"shared_expert_intermediate_size":64,"rope_scaling":{"type":"yarn","factor":4.0,"original_max_position_embeddings":128},"eos_token_id":[2,3]}' \
+    >"$corpus/seed-config.json"
+  local config="$repo/../shared/data/hf-models/stories260K-hf/config.json"
+  if [ -f "$config" ]; then cp "$config" "$corpus/seed-stories-config.json"; fi
+}
+
 max_len=65536  # covers the model seeds' headers; tensor data past it is not where parsers break
 case "$(basename "$fuzzer")" in
   fuzz_tokenizer)
@@ -80,6 +119,10 @@ case "$(basename "$fuzzer")" in
   fuzz_imatrix)
     [ -n "$(ls -A "$corpus")" ] || seed_imatrix
     max_len=4096
+    ;;
+  fuzz_safetensors)
+    [ -n "$(ls -A "$corpus")" ] || seed_safetensors
+    max_len=16384
     ;;
   *)
     [ -n "$(ls -A "$corpus")" ] || seed_models

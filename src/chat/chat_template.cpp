@@ -1,5 +1,6 @@
 #include "chat/chat_template.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -86,6 +87,21 @@ std::string resolve_chat_template(std::string_view name_or_file) {
   std::string text = read_file(path);
   if (auto from_config = template_from_tokenizer_config(text, path)) return *from_config;
   return text;
+}
+
+std::optional<std::string> chat_template_from_hf_folder(const std::string& folder) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path jinja = fs::path(folder) / "chat_template.jinja";
+  if (fs::is_regular_file(jinja, ec)) return read_file(jinja.string());
+  for (const char* name : {"chat_template.json", "tokenizer_config.json"}) {
+    const fs::path path = fs::path(folder) / name;
+    if (!fs::is_regular_file(path, ec)) continue;
+    const std::string text = read_file(path.string());
+    const nlohmann::json config = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (config.is_object() && config.contains("chat_template")) return template_from_tokenizer_config(text, path.string());
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> chat_template_from_gguf(const GgufFile& file) {

@@ -64,6 +64,11 @@ std::optional<std::string> builtin_chat_template(std::string_view name);
 // Throws synapse::Error when neither.
 std::string resolve_chat_template(std::string_view name_or_file);
 
+// A Hugging Face model folder's chat template, where transformers keeps it:
+// chat_template.jinja, else "chat_template" in chat_template.json or
+// tokenizer_config.json (a string, or the list's "default" entry).
+std::optional<std::string> chat_template_from_hf_folder(const std::string& folder);
+
 // The GGUF's "tokenizer.chat_template" metadata, if present (and a string).
 std::optional<std::string> chat_template_from_gguf(const GgufFile& file);
 

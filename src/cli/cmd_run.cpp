@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "cli/layer_drop_flag.h"
 #include "cli/memory_flags.h"
 #include "cli/model_path.h"
+#include "cli/quantize_at_load.h"
 #include "cli/weight_warmup.h"
 #include "cli/sampling_flags.h"
 #include "exec/region_trace.h"
@@ -32,6 +34,8 @@ namespace {
 
 struct RunFlags {
   std::string model;
+  std::string tokenizer;  // --tokenizer: overrides the model's own
+  std::string quantize;   // --quantize TYPE: re-encoded at load
   std::string drop_layers;  // --drop-layers
   std::string tokens;
   std::string prompt;
@@ -78,13 +82,17 @@ std::vector<int32_t> parse_ids(const std::string& text) {
   return ids;
 }
 
-// The model file's tokenizer, when it is a GGUF file with a vocabulary we
-// support; otherwise ids are printed (and the reason said once).
-std::unique_ptr<Tokenizer> tokenizer_for(const std::string& path) {
+// The tokenizer --tokenizer names, else the model's: a GGUF file's
+// vocabulary or a Hugging Face folder's tokenizer file. Without one we read,
+// ids are printed (and the reason said once); llama2.c checkpoints have none.
+std::unique_ptr<Tokenizer> tokenizer_for(const std::string& path, const std::string& flag) {
+  if (!flag.empty()) return load_tokenizer(flag);
   std::ifstream in(path, std::ios::binary);
   char magic[4] = {};
   in.read(magic, 4);
-  if (std::string(magic, 4) != "GGUF") return nullptr;
+  std::error_code ec;
+  const bool hf = std::filesystem::is_directory(path, ec) || path.ends_with(".safetensors");
+  if (std::string(magic, 4) != "GGUF" && !hf) return nullptr;
   try {
     return load_tokenizer(path);
   } catch (const Error& e) {
@@ -154,7 +162,7 @@ std::unique_ptr<Drafter> make_drafter(const RunFlags& f, const Model& target, co
   load.chunk = static_cast<uint32_t>(f.ubatch);
   const std::string path = model_file_path(f.model_draft);
   draft_model = std::make_unique<Model>(load_model(path, load));
-  const std::unique_ptr<Tokenizer> draft_tokens = tokenizer_for(path);
+  const std::unique_ptr<Tokenizer> draft_tokens = tokenizer_for(path, "");
   if (target_tokens && draft_tokens) {
     require_same_vocabulary(target_tokens->vocabulary(), draft_tokens->vocabulary());
   } else if (target_tokens || draft_tokens || draft_model->info.n_vocab != target.info.n_vocab) {
@@ -223,7 +231,7 @@ int run(const RunFlags& f) {
   if (!f.tokens.empty()) prompt = parse_ids(f.tokens);
 
   const std::string path = model_file_path(f.model);
-  const std::unique_ptr<Tokenizer> tokenizer = tokenizer_for(path);
+  const std::unique_ptr<Tokenizer> tokenizer = tokenizer_for(path, f.tokenizer);
   if (!f.prompt.empty()) {
     if (!tokenizer) throw Error(ErrorKind::Unsupported, "-p needs a tokenizer, and this model file has none we read; use --tokens");
     // As llama.cpp's CLI does: BOS per the vocabulary, special tokens matched.
@@ -238,7 +246,7 @@ int run(const RunFlags& f) {
   if (f.speculative()) step = std::max<int64_t>(step, f.draft_max + 1);
   step = std::max<int64_t>(step, f.parallel);  // a batched step holds a token of each
   load.chunk = static_cast<uint32_t>(step);
-  const Model model = load_model(path, load);
+  const Model model = load_model_quantized(path, f.quantize, f.tokenizer, load);
   if (prompt.empty()) {  // no prompt: generate from BOS, as llama2.c does
     if (!model.info.bos_token)
       throw Error(ErrorKind::Usage, "the model has no BOS token: give a prompt with --tokens");
@@ -332,9 +340,16 @@ Register reg{{"run", "Generate tokens from a prompt through the region scheduler
               [](CLI::App& app) -> std::function<int()> {
                 auto f = std::make_shared<RunFlags>();
                 app.add_option("-m,--model", f->model,
-                               "model file (GGUF or llama2.c checkpoint), or a folder holding one GGUF")
+                               "model file (GGUF or llama2.c checkpoint), a folder holding one GGUF, or a Hugging "
+                               "Face model folder (config.json, safetensors)")
                     ->required()
                     ->check(CLI::ExistingPath);
+                app.add_option("--tokenizer", f->tokenizer,
+                               "tokenizer file (tokenizer.json, tokenizer.model or a GGUF) instead of the model's own")
+                    ->check(CLI::ExistingFile);
+                app.add_option("--quantize", f->quantize,
+                               "TYPE (q8_0, q4_k_m, ...): quantize the model as it loads, as `synapse convert "
+                               "--type TYPE` (a Hugging Face folder) or `synapse quantize` (a GGUF) would");
                 app.add_option("--tokens", f->tokens, "prompt as token ids, e.g. \"1 2 3\" (default: BOS alone)");
                 app.add_option("-p,--prompt", f->prompt, "prompt text (needs the model's tokenizer)");
                 app.add_option("-n,--n-predict", f->n_predict,

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "format/gguf_reader.h"
+#include "model/hf_import.h"
 #include "synapse/error.h"
 
 namespace synapse::cli {
@@ -44,8 +45,11 @@ std::string model_file_path(const std::string& file_or_folder) {
   if (!fs::is_directory(file_or_folder, ec)) return file_or_folder;
   const std::vector<std::string> found = gguf_models_in(file_or_folder);
   if (found.size() == 1) return found.front();
+  if (found.empty() && is_hf_folder(file_or_folder)) return file_or_folder;
   if (found.empty())
-    throw Error(ErrorKind::Usage, "the folder " + file_or_folder + " holds no GGUF model file; give -m FILE");
+    throw Error(ErrorKind::Usage, "the folder " + file_or_folder +
+                                      " holds no GGUF model file and no Hugging Face model (config.json and "
+                                      "safetensors); give -m FILE");
   std::string list;
   for (const std::string& path : found) list += "\n  " + path;
   throw Error(ErrorKind::Usage,

@@ -1,5 +1,6 @@
 // Where a command's model comes from: -m FILE, or -m FOLDER holding exactly
-// one GGUF model (a Hugging Face snapshot, a download folder).
+// one GGUF model (a download folder), or a Hugging Face model folder
+// (config.json and safetensors) with no GGUF in it.
 #pragma once
 
 #include <string>
@@ -8,8 +9,9 @@
 namespace synapse::cli {
 
 // `file_or_folder` itself when it is not a folder; else the one GGUF model
-// file in it. Throws Error(Usage) when the folder holds none or several
-// (listing them).
+// file in it, or the folder itself when it is a Hugging Face model without
+// GGUF files. Throws Error(Usage) when the folder holds no model, or several
+// GGUF models (listing them).
 std::string model_file_path(const std::string& file_or_folder);
 
 // Whether `path` is a regular file (symlinks followed) that starts with the

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "encoding/encoding.h"
+#include "format/part_file.h"
 #include "synapse/error.h"
 
 namespace synapse {
@@ -155,35 +156,24 @@ void GgufWriter::write(const std::string& path,
 
   // Write through a shared mapping of a temporary file, then rename: tensor
   // producers fill the file in place and a failure leaves nothing behind.
-  const std::string part = path + ".part";
-  int fd = ::open(part.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw io_error("cannot create file", part);
-  uint8_t* map = nullptr;
+  PartFile file(path);
+  const std::string& part = file.part_path();
+  if (::ftruncate(file.fd(), static_cast<off_t>(total)) != 0) throw io_error("cannot size file", part);
+  void* m = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, file.fd(), 0);
+  if (m == MAP_FAILED) throw io_error("cannot map file for writing", part);
+  uint8_t* map = static_cast<uint8_t*>(m);
   try {
-    if (::ftruncate(fd, static_cast<off_t>(total)) != 0) throw io_error("cannot size file", part);
-    void* m = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (m == MAP_FAILED) throw io_error("cannot map file for writing", part);
-    map = static_cast<uint8_t*>(m);
     std::memcpy(map, l.header.data(), l.header.size());  // padding stays zero from ftruncate
     for (size_t i = 0; i < tensors_.size(); ++i) {
       tensors_[i].produce(map + data_start + offsets[i], tensors_[i].info.n_bytes);
       if (progress) progress(data_start + offsets[i] + tensors_[i].info.n_bytes, total);
     }
-    if (::munmap(map, total) != 0) throw io_error("cannot unmap file", part);
-    map = nullptr;
-    if (::fsync(fd) != 0) throw io_error("cannot flush file", part);
-    if (::close(fd) != 0) {
-      fd = -1;
-      throw io_error("cannot close file", part);
-    }
-    fd = -1;
-    if (::rename(part.c_str(), path.c_str()) != 0) throw io_error("cannot rename into place", path);
   } catch (...) {
-    if (map) ::munmap(map, total);
-    if (fd >= 0) ::close(fd);
-    ::unlink(part.c_str());
+    ::munmap(map, total);
     throw;
   }
+  if (::munmap(map, total) != 0) throw io_error("cannot unmap file", part);
+  file.commit();
 }
 
 }  // namespace synapse

@@ -16,30 +16,61 @@ static Error io_error(const std::string& what, const std::string& path) {
   return Error(ErrorKind::Io, what + ": " + std::strerror(errno), Error::kNoOffset, path);
 }
 
-MappedFile::MappedFile(const std::string& path) : path_(path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+static int open_or_throw(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw io_error("cannot open file", path);
+  return fd;
+}
+
+MappedFile::MappedFile(const std::string& path) : MappedFile(open_or_throw(path), path) {}
+
+MappedFile::MappedFile(int fd, std::string path) : path_(std::move(path)) {
   struct stat st{};
   if (::fstat(fd, &st) != 0) {
-    Error e = io_error("cannot stat file", path);
+    Error e = io_error("cannot stat file", path_);
     ::close(fd);
     throw e;
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw Error(ErrorKind::Io, "not a regular file", Error::kNoOffset, path);
+    throw Error(ErrorKind::Io, "not a regular file", Error::kNoOffset, path_);
   }
   size_ = static_cast<uint64_t>(st.st_size);
   if (size_ > 0) {
     void* p = ::mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
-      Error e = io_error("cannot map file", path);
+      Error e = io_error("cannot map file", path_);
       ::close(fd);
       throw e;
     }
     data_ = static_cast<const uint8_t*>(p);
   }
   ::close(fd);  // the mapping stays valid without the descriptor
+}
+
+std::shared_ptr<MappedFile> MappedFile::in_memory(const std::string& name, uint64_t size,
+                                                  const std::function<void(std::span<uint8_t>)>& fill) {
+  const int fd = ::memfd_create(name.c_str(), MFD_CLOEXEC);
+  if (fd < 0) throw io_error("cannot create a memory file", name);
+  if (size > 0) {
+    void* p = ::ftruncate(fd, static_cast<off_t>(size)) == 0
+                  ? ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+                  : MAP_FAILED;
+    if (p == MAP_FAILED) {
+      Error e = io_error("cannot size a memory file", name);
+      ::close(fd);
+      throw e;
+    }
+    try {
+      fill({static_cast<uint8_t*>(p), size});
+    } catch (...) {
+      ::munmap(p, size);
+      ::close(fd);
+      throw;
+    }
+    ::munmap(p, size);
+  }
+  return std::shared_ptr<MappedFile>(new MappedFile(fd, name));
 }
 
 void MappedFile::set_readahead(bool on) const {

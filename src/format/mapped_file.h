@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <span>
 #include <string>
 
@@ -11,6 +13,12 @@ class MappedFile {
  public:
   // Throws Error(Io) naming the path and the system error.
   explicit MappedFile(const std::string& path);
+  // Bytes made at load (a row permutation, a computed tensor) as a mapping
+  // like any other: an anonymous memory file (memfd) called `name` of `size`
+  // bytes, which `fill` writes once, so the model's weights all live in
+  // MappedFiles. Throws Error(Io).
+  static std::shared_ptr<MappedFile> in_memory(const std::string& name, uint64_t size,
+                                               const std::function<void(std::span<uint8_t>)>& fill);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -24,6 +32,8 @@ class MappedFile {
   void set_readahead(bool on) const;
 
  private:
+  MappedFile(int fd, std::string path);  // maps fd (closing it) or throws Io naming path
+
   std::string path_;
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;

@@ -1,5 +1,7 @@
 #include "model/gguf_import.h"
 
+#include <filesystem>
+
 #include "ir/graph.h"
 
 namespace synapse {
@@ -20,23 +22,30 @@ TensorTable gguf_tensor_table(const GgufFile& file) {
   return table;
 }
 
-Model load_gguf_model(const std::string& path, const LoadOptions& options) {
-  const GgufFile file = GgufFile::open(path);
-  const std::string& arch = file.metadata().get_string("general.architecture");
+Model model_from_metadata(const GgufMetadata& metadata, const TensorTable& tensors,
+                          std::vector<std::shared_ptr<MappedFile>> files, const std::string& fallback_name,
+                          const LoadOptions& options) {
+  const std::string& arch = metadata.get_string("general.architecture");
   const DenseFamily& family = find_family(arch);
-  const TensorTable tensors = gguf_tensor_table(file);
-  const DenseHparams hp = read_dense_hparams(file.metadata(), arch, tensors);
+  const DenseHparams hp = read_dense_hparams(metadata, arch, tensors);
 
   Model model;
-  model.info = gguf_model_info(file, arch, hp);
+  model.info = gguf_model_info(metadata, fallback_name, arch, hp);
   const GraphBounds bounds = bounds_for(options, hp.n_ctx_train);
-  model.graph = has_experts(file.metadata(), arch, family)
-                    ? build_moe_graph(family, hp, read_moe_hparams(file.metadata(), arch, hp), tensors, bounds)
+  model.graph = has_experts(metadata, arch, family)
+                    ? build_moe_graph(family, hp, read_moe_hparams(metadata, arch, hp), tensors, bounds)
                     : build_dense_graph(family, hp, tensors, bounds);
-  const uint64_t sizes[] = {file.file_size()};
+  std::vector<uint64_t> sizes;
+  for (const auto& file : files) sizes.push_back(file->bytes().size());
   ir::check_weight_bounds(model.graph, sizes);
-  model.files.push_back(file.mapping());
+  model.files = std::move(files);
   return model;
+}
+
+Model load_gguf_model(const std::string& path, const LoadOptions& options) {
+  const GgufFile file = GgufFile::open(path);
+  return model_from_metadata(file.metadata(), gguf_tensor_table(file), {file.mapping()},
+                             std::filesystem::path(file.path()).filename().string(), options);
 }
 
 }  // namespace synapse

@@ -22,10 +22,19 @@ MoeHparams read_moe_hparams(const GgufMetadata& metadata, const std::string& arc
 // for llama when it has llama.expert_count (Mixtral).
 bool has_experts(const GgufMetadata& metadata, const std::string& arch, const DenseFamily& family);
 
-ModelInfo gguf_model_info(const GgufFile& file, const std::string& arch, const DenseHparams& hparams);
+// general.name (else `fallback_name`) and the tokenizer.ggml.* special tokens.
+ModelInfo gguf_model_info(const GgufMetadata& metadata, const std::string& fallback_name, const std::string& arch,
+                          const DenseHparams& hparams);
 
 // Every tensor of the file as a weight in file 0.
 TensorTable gguf_tensor_table(const GgufFile& file);
+
+// The model GGUF-style metadata and tensors describe, whatever file format
+// they came from: the family of general.architecture, its hparams, the dense
+// or MoE graph, weight bounds checked against `files`.
+Model model_from_metadata(const GgufMetadata& metadata, const TensorTable& tensors,
+                          std::vector<std::shared_ptr<MappedFile>> files, const std::string& fallback_name,
+                          const LoadOptions& options);
 
 Model load_gguf_model(const std::string& path, const LoadOptions& options);
 

@@ -1,7 +1,6 @@
 // ModelInfo of a GGUF file: general.name and the tokenizer's special tokens.
 #include <algorithm>
 #include <array>
-#include <filesystem>
 #include <string_view>
 
 #include "model/gguf_import.h"
@@ -36,12 +35,11 @@ bool default_add_bos(const GgufMetadata& md, const std::string& arch) {
 
 }  // namespace
 
-ModelInfo gguf_model_info(const GgufFile& file, const std::string& arch, const DenseHparams& hp) {
-  const GgufMetadata& md = file.metadata();
+ModelInfo gguf_model_info(const GgufMetadata& md, const std::string& fallback_name, const std::string& arch,
+                          const DenseHparams& hp) {
   ModelInfo info;
   info.architecture = arch;
-  info.name = md.contains("general.name") ? md.get_string("general.name")
-                                          : std::filesystem::path(file.path()).filename().string();
+  info.name = md.contains("general.name") ? md.get_string("general.name") : fallback_name;
   info.n_vocab = hp.n_vocab;
   info.n_embd = hp.n_embd;
   info.n_layer = hp.n_layer;

@@ -45,7 +45,8 @@ struct LoadOptions {
   uint32_t chunk = 512;  // most tokens per prefill step
 };
 
-// Loads a GGUF file or a llama2.c checkpoint (.bin) into a verified graph.
+// Loads a GGUF file, a llama2.c checkpoint (.bin) or a Hugging Face folder
+// (hf_import.h) into a verified graph.
 // Throws synapse::Error: Unsupported (architecture, naming it), MissingKey,
 // InvalidValue (a tensor of the wrong shape), and the reader's errors.
 Model load_model(const std::string& path, const LoadOptions& options = {});

@@ -56,15 +56,12 @@ class MoeLayers {
     b_.set_name(gates, block_tensor(il, "ffn_moe_gates"));
     b_.end_region();
 
-    const ir::WeightDescriptor& gate_exps = merged(il, "ffn_gate_exps.weight", {n, ff, embd});
-    const ir::WeightDescriptor& up_exps = merged(il, "ffn_up_exps.weight", {n, ff, embd});
-    const ir::WeightDescriptor& down_exps = merged(il, "ffn_down_exps.weight", {n, embd, ff});
     std::vector<ir::ValueId> merge_operands{gates};
     for (uint32_t e = 0; e < moe_.n_expert; ++e) {
       b_.begin_region(ir::RegionKind::expert_of(il, e), ir::RegionActivation::routed(gates, e));
-      const ir::TensorId gate = d_.view(expert_view(gate_exps, e));
-      const ir::TensorId up = d_.view(expert_view(up_exps, e));
-      const ir::TensorId down = d_.view(expert_view(down_exps, e));
+      const ir::TensorId gate = d_.view(expert(il, "ffn_gate_exps.weight", e, {ff, embd}));
+      const ir::TensorId up = d_.view(expert(il, "ffn_up_exps.weight", e, {ff, embd}));
+      const ir::TensorId down = d_.view(expert(il, "ffn_down_exps.weight", e, {embd, ff}));
       merge_operands.push_back(d_.swiglu_ffn(x, gate, up, down));
       b_.end_region();
     }
@@ -80,8 +77,14 @@ class MoeLayers {
   }
 
  private:
-  const ir::WeightDescriptor& merged(uint32_t il, const char* what, const TensorShape& shape) {
-    return d_.tensors().require(block_tensor(il, what), shape);
+  // Expert e's [rows, cols] slice of the merged tensor (GGUF), or its own
+  // tensor "NAME[e]" where the file stores experts apart (Hugging Face).
+  ir::WeightDescriptor expert(uint32_t il, const char* what, uint32_t e, const TensorShape& shape) {
+    const std::string name = block_tensor(il, what);
+    const TensorTable& tensors = d_.tensors();
+    if (!tensors.contains(name) && tensors.contains(name + "[0]"))
+      return tensors.require(name + "[" + std::to_string(e) + "]", shape);
+    return expert_view(tensors.require(name, {moe_.n_expert, shape[0], shape[1]}), e);
   }
 
   // qwen2moe's shared expert, an always-on Mlp region: its SwiGLU output

@@ -10,6 +10,7 @@
 #include "synth/synth_vocab.h"
 #include "synth/synth_weights.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/vocabulary_writer.h"
 
 namespace synapse {
 
@@ -72,7 +73,7 @@ void synth_model(const SynthOptions& opts, const std::string& path,
   write_general_metadata(writer.metadata(), arch, shape, type, opts.seed);
   synth::write_arch_metadata(writer.metadata(), arch, shape);
   if (real_vocab) {
-    synth::write_real_vocab(writer.metadata(), real_vocab->vocabulary());
+    write_vocabulary(writer.metadata(), real_vocab->vocabulary());
   } else {
     synth::write_vocab(writer.metadata(), shape.vocab_family, shape.n_vocab);
   }

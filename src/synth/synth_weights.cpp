@@ -104,27 +104,6 @@ void for_row_ranges(uint64_t n_rows, uint64_t row_elems, unsigned threads, Fn fn
 
 }  // namespace
 
-std::vector<float> llama3_rope_factors(uint32_t head_dim, float rope_theta) {
-  constexpr double kFactor = 32, kLowFreqFactor = 1, kHighFreqFactor = 4, kOriginalCtx = 8192;
-  constexpr double kLowFreqWavelen = kOriginalCtx / kLowFreqFactor;
-  constexpr double kHighFreqWavelen = kOriginalCtx / kHighFreqFactor;
-  std::vector<float> factors;
-  for (uint32_t i = 0; i < head_dim; i += 2) {
-    const double freq = 1.0 / std::pow(double{rope_theta}, double(i) / head_dim);
-    const double wavelen = 2 * std::numbers::pi / freq;
-    double f = kFactor;
-    if (wavelen < kHighFreqWavelen) {
-      f = 1;
-    } else if (wavelen <= kLowFreqWavelen) {
-      const double smooth =
-          (kOriginalCtx / wavelen - kLowFreqFactor) / (kHighFreqFactor - kLowFreqFactor);
-      f = 1 / ((1 - smooth) / kFactor + smooth);
-    }
-    factors.push_back(static_cast<float>(f));
-  }
-  return factors;
-}
-
 void fill_tensor(uint8_t* dst, uint64_t n_bytes, const TensorSpec& t, Encoding encoding,
                  const SynthShape& shape, uint64_t seed, unsigned threads) {
   const uint64_t row_elems = t.dims[0];
@@ -136,7 +115,7 @@ void fill_tensor(uint8_t* dst, uint64_t n_bytes, const TensorSpec& t, Encoding e
                 Error::kNoOffset, t.name);
 
   if (t.role == TensorRole::RopeFreqs) {
-    const std::vector<float> factors = llama3_rope_factors(shape.head_dim, shape.rope_theta);
+    const std::vector<float> factors = llama3_rope_factors(kLlama3Rope, shape.head_dim, shape.rope_theta);
     cpu::encode_row(encoding, factors.data(), dst, static_cast<int64_t>(factors.size()));
     return;
   }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "encoding/encoding.h"
+#include "model/llama3_rope.h"
 #include "synth/synth_arch.h"
 
 namespace synapse::synth {
@@ -16,9 +17,8 @@ namespace synapse::synth {
 void fill_tensor(uint8_t* dst, uint64_t n_bytes, const TensorSpec& tensor, Encoding encoding,
                  const SynthShape& shape, uint64_t seed, unsigned threads);
 
-// Llama 3's rope scaling as per-frequency divisors, computed as llama.cpp's
-// converter does (factor 32, low/high frequency factors 1 and 4, original
-// context 8192): head_dim / 2 values.
-std::vector<float> llama3_rope_factors(uint32_t head_dim, float rope_theta);
+// The Llama 3 rope scaling of synthetic files' rope_freqs.weight (Llama
+// 3.2's: factor 32, low/high frequency factors 1 and 4, original context 8192).
+inline constexpr Llama3RopeScaling kLlama3Rope{32, 1, 4, 8192};
 
 }  // namespace synapse::synth

@@ -1,5 +1,6 @@
 #include "tokenizer/tokenizer.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -116,7 +117,22 @@ std::unique_ptr<Tokenizer> make_tokenizer(Vocabulary vocabulary) {
   throw Error(ErrorKind::Unsupported, "unknown vocabulary kind");
 }
 
+std::string hf_tokenizer_file(const std::string& model_path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path folder = fs::is_directory(model_path, ec) ? fs::path(model_path) : fs::path(model_path).parent_path();
+  for (const char* name : {"tokenizer.model", "tokenizer.json"})
+    if (fs::is_regular_file(folder / name, ec)) return (folder / name).string();
+  throw Error(ErrorKind::MissingKey,
+              "the folder " + folder.string() + " has no tokenizer (tokenizer.model or tokenizer.json); give one with "
+              "--tokenizer FILE",
+              Error::kNoOffset, folder.string());
+}
+
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec) || path.ends_with(".safetensors"))
+    return load_tokenizer(hf_tokenizer_file(path));
   if (starts_with_gguf_magic(path)) return make_tokenizer(vocabulary_from_gguf(GgufFile::open(path).metadata()));
   const std::string bytes = read_file(path);
   if (looks_like_json(bytes)) {

@@ -59,8 +59,16 @@ class Tokenizer {
 std::unique_ptr<Tokenizer> make_tokenizer(Vocabulary vocabulary);
 
 // Loads a GGUF file (tokenizer.ggml.* metadata), a Hugging Face tokenizer.json
-// or a SentencePiece .model, told apart by their content.
+// or a SentencePiece .model, told apart by their content, or the tokenizer
+// of a Hugging Face model folder (given as the folder or one of its
+// .safetensors files: hf_tokenizer_file).
 // Throws synapse::Error (Io, InvalidValue, MissingKey, Unsupported, ...).
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path);
+
+// The tokenizer file of a Hugging Face model folder (or of the folder of a
+// .safetensors file): tokenizer.model (SentencePiece) when there is one, as
+// llama.cpp's converter prefers it, else tokenizer.json. Throws
+// Error(MissingKey) naming the folder when it has neither.
+std::string hf_tokenizer_file(const std::string& model_path);
 
 }  // namespace synapse

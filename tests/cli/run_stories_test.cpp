@@ -54,8 +54,8 @@ float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b, siz
 
 class RunStories : public ::testing::TestWithParam<const char*> {};
 
-// llama2.c checkpoint and its f32 GGUF twin: exactly run.c's tokens, and its
-// logits within 1e-4.
+// llama2.c checkpoint, its f32 GGUF twin and its Hugging Face folder (F32
+// safetensors): exactly run.c's tokens, and its logits within 1e-4.
 TEST_P(RunStories, GreedyFromBosEqualsLlama2cRunC) {
   SKIP_WITHOUT_SHARED_DATA();
   test::TempDir dir;
@@ -67,7 +67,8 @@ TEST_P(RunStories, GreedyFromBosEqualsLlama2cRunC) {
 }
 
 INSTANTIATE_TEST_SUITE_P(RealWeights, RunStories,
-                         ::testing::Values("stories260K/stories260K.bin", "gguf/stories260K-f32.gguf"));
+                         ::testing::Values("stories260K/stories260K.bin", "gguf/stories260K-f32.gguf",
+                                           "hf-models/stories260K-hf"));
 
 // llama.cpp's own quantized files: llama.cpp quantizes activations to 8 bits
 // in its dot products and we do not, so tokens agree while the two stay

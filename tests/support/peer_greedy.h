@@ -22,18 +22,12 @@
 
 namespace synapse::test {
 
-inline void expect_greedy_equals_peer(const std::string& arch, const std::string& type, float tolerance) {
+// The comparison on `model`, a model of the tiny preset's vocabulary;
+// `what` names it in failures.
+inline void expect_model_greedy_equals_peer(const std::string& model, const std::string& what, float tolerance) {
   constexpr int kGenerate = 64;
   constexpr int kVocab = 512;  // the tiny preset
   TempDir dir;
-  SynthOptions o;
-  o.arch = arch;
-  o.preset = "tiny";
-  o.type = type;
-  o.seed = 11;
-  const std::string model = dir.file("m.gguf");
-  synth_model(o, model);
-  const std::string what = arch + " " + type;
 
   const std::vector<std::vector<std::string>> prompts = {
       {"1"}, {"1", "17", "300", "42", "7"}, {"5", "400", "400", "123", "88", "9", "250", "31", "64", "500"}};
@@ -74,6 +68,19 @@ inline void expect_greedy_equals_peer(const std::string& arch, const std::string
       }
     }
   }
+}
+
+// The comparison on the tiny synthetic model of `arch` in `type`.
+inline void expect_greedy_equals_peer(const std::string& arch, const std::string& type, float tolerance) {
+  TempDir dir;
+  SynthOptions o;
+  o.arch = arch;
+  o.preset = "tiny";
+  o.type = type;
+  o.seed = 11;
+  const std::string model = dir.file("m.gguf");
+  synth_model(o, model);
+  expect_model_greedy_equals_peer(model, arch + " " + type, tolerance);
 }
 
 }  // namespace synapse::test

@@ -160,7 +160,7 @@ TEST(SynthPresets, TensorCountsOfTheRealModels) {
 }
 
 TEST(SynthRope, Llama3FactorsRunFromOneToThirtyTwo) {
-  const std::vector<float> f = llama3_rope_factors(64, 500000.f);
+  const std::vector<float> f = llama3_rope_factors(kLlama3Rope, 64, 500000.f);
   ASSERT_EQ(f.size(), 32u);
   EXPECT_EQ(f.front(), 1.0f);
   EXPECT_EQ(f.back(), 32.0f);

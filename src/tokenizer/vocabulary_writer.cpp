@@ -1,18 +1,17 @@
-// A real vocabulary in a synthetic model, keyed as llama.cpp's
-// convert_hf_to_gguf.py writes it, so llama.cpp's own tokenizer reads it.
+#include "tokenizer/vocabulary_writer.h"
+
 #include <vector>
 
 #include "synapse/error.h"
-#include "synth/synth_vocab.h"
 #include "tokenizer/vocabulary_loaders.h"
 
-namespace synapse::synth {
+namespace synapse {
 
 namespace {
 
 // The tokenizer.ggml.pre name whose patterns are the vocabulary's.
 std::string pretokenizer_name(const Vocabulary& vocab) {
-  for (const char* name : {"qwen2", "llama-bpe", "gpt2", "smollm"})
+  for (const char* name : {"qwen2", "llama-bpe", "gpt-2", "smollm"})
     if (pretokenizer_patterns_for(name) == vocab.pretokenizer_patterns) return name;
   throw Error(ErrorKind::Unsupported, "the vocabulary's pre-tokenizer regex matches none llama.cpp names");
 }
@@ -23,8 +22,11 @@ void set_id(GgufMetadata& md, const char* key, const std::optional<int32_t>& id)
 
 }  // namespace
 
-void write_real_vocab(GgufMetadata& md, const Vocabulary& vocab) {
+void write_vocabulary(GgufMetadata& md, const Vocabulary& vocab, uint32_t n_vocab) {
   const bool spm = vocab.kind == VocabularyKind::SentencePiece;
+  if (n_vocab != 0 && n_vocab < static_cast<uint32_t>(vocab.size()))
+    throw Error(ErrorKind::InvalidValue, "the tokenizer has " + std::to_string(vocab.size()) +
+                                             " tokens, more than the model's " + std::to_string(n_vocab));
   std::vector<std::string> tokens = vocab.tokens;
   std::vector<int32_t> types(tokens.size());
   for (size_t id = 0; id < tokens.size(); ++id) {
@@ -32,10 +34,17 @@ void write_real_vocab(GgufMetadata& md, const Vocabulary& vocab) {
     // Ids no token uses (gaps in a tokenizer.json) get a placeholder, as the converter writes them.
     if (tokens[id].empty()) tokens[id] = "[PAD" + std::to_string(id) + "]";
   }
+  // Rows of the embedding past the tokenizer's last token: unused placeholders.
+  for (size_t id = tokens.size(); id < n_vocab; ++id) {
+    tokens.push_back("[PAD" + std::to_string(id) + "]");
+    types.push_back(static_cast<int32_t>(TokenType::Unused));
+  }
+  std::vector<float> scores = vocab.scores;
+  if (!scores.empty()) scores.resize(tokens.size(), 0.0f);
   md.set("tokenizer.ggml.model", GgufValue(spm ? "llama" : "gpt2"));
   md.set("tokenizer.ggml.pre", GgufValue(spm ? std::string("default") : pretokenizer_name(vocab)));
   md.set("tokenizer.ggml.tokens", GgufValue(GgufArray::of_strings(std::move(tokens))));
-  if (!vocab.scores.empty()) md.set("tokenizer.ggml.scores", GgufValue(GgufArray::of(vocab.scores)));
+  if (!scores.empty()) md.set("tokenizer.ggml.scores", GgufValue(GgufArray::of(scores)));
   md.set("tokenizer.ggml.token_type", GgufValue(GgufArray::of(types)));
   if (!spm) {
     std::vector<std::string> merges;
@@ -54,4 +63,4 @@ void write_real_vocab(GgufMetadata& md, const Vocabulary& vocab) {
   }
 }
 
-}  // namespace synapse::synth
+}  // namespace synapse

@@ -1,0 +1,34 @@
+// A file written beside its destination as PATH.part and renamed into place
+// by commit(): a writer that fails before commit leaves nothing at PATH and
+// no PATH.part either.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace synapse {
+
+class PartFile {
+ public:
+  // Creates (truncates) PATH.part for writing. Throws Error(Io).
+  explicit PartFile(std::string path);
+  ~PartFile();  // unless committed: closes and removes PATH.part
+  PartFile(const PartFile&) = delete;
+  PartFile& operator=(const PartFile&) = delete;
+
+  int fd() const { return fd_; }
+  const std::string& part_path() const { return part_; }
+
+  void append(const uint8_t* bytes, size_t n);  // throws Error(Io)
+  // Flushes, closes and renames PATH.part to PATH. Throws Error(Io).
+  void commit();
+
+ private:
+  std::string path_;
+  std::string part_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+}  // namespace synapse

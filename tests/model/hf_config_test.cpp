@@ -1,0 +1,165 @@
+// config.json read as llama.cpp's converter reads it: llama.cpp's keys and
+// values, transformers' defaults, rope scaling, and typed refusals of what
+// the graphs do not build.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "model/hf_config.h"
+#include "model/hf_tensor_names.h"
+#include "model/llama3_rope.h"
+#include "synapse/error.h"
+
+namespace synapse {
+namespace {
+
+using json = nlohmann::json;
+
+json llama_config() {
+  return json{{"model_type", "llama"},   {"hidden_size", 64},        {"intermediate_size", 172},
+              {"num_hidden_layers", 5},  {"num_attention_heads", 8}, {"num_key_value_heads", 4},
+              {"vocab_size", 512},       {"max_position_embeddings", 512},
+              {"rms_norm_eps", 1e-5},    {"rope_theta", 10000.0},    {"tie_word_embeddings", true},
+              {"bos_token_id", 1},       {"eos_token_id", 2},        {"hidden_act", "silu"}};
+}
+
+ErrorKind error_of(const json& config) {
+  try {
+    parse_hf_config(config.dump(), "m");
+  } catch (const Error& e) {
+    return e.kind();
+  }
+  ADD_FAILURE() << "accepted " << config.dump();
+  return ErrorKind::Io;
+}
+
+TEST(HfConfig, LlamaBecomesLlamaCppKeys) {
+  const HfConfig c = parse_hf_config(llama_config().dump(), "stories");
+  EXPECT_EQ(c.arch, "llama");
+  EXPECT_TRUE(c.permute_qk);
+  EXPECT_TRUE(c.tied_output);
+  EXPECT_EQ(c.metadata.get_string("general.name"), "stories");
+  EXPECT_EQ(c.metadata.get_int("llama.embedding_length"), 64);
+  EXPECT_EQ(c.metadata.get_int("llama.feed_forward_length"), 172);
+  EXPECT_EQ(c.metadata.get_int("llama.attention.head_count_kv"), 4);
+  EXPECT_EQ(c.metadata.get_int("llama.context_length"), 512);
+  EXPECT_EQ(c.metadata.get_int("llama.rope.dimension_count"), 8);
+  EXPECT_FLOAT_EQ(static_cast<float>(c.metadata.get_double("llama.attention.layer_norm_rms_epsilon")), 1e-5f);
+  EXPECT_FALSE(c.metadata.contains("llama.attention.key_length"));  // only with head_dim in the config
+  EXPECT_EQ(c.bos_id, 1);
+  EXPECT_EQ(c.eos_ids, std::vector<int32_t>{2});
+}
+
+TEST(HfConfig, MoeFamiliesGetExpertKeys) {
+  json q = llama_config();
+  q["model_type"] = "qwen2_moe";
+  q["num_experts"] = 8;
+  q["num_experts_per_tok"] = 2;
+  q["moe_intermediate_size"] = 32;
+  q["shared_expert_intermediate_size"] = 64;
+  q["eos_token_id"] = json::array({2, 7});
+  const HfConfig c = parse_hf_config(q.dump(), "m");
+  EXPECT_EQ(c.arch, "qwen2moe");
+  EXPECT_FALSE(c.permute_qk);
+  EXPECT_EQ(c.metadata.get_int("qwen2moe.expert_count"), 8);
+  EXPECT_EQ(c.metadata.get_int("qwen2moe.expert_used_count"), 2);
+  EXPECT_EQ(c.metadata.get_int("qwen2moe.expert_feed_forward_length"), 32);
+  EXPECT_EQ(c.metadata.get_int("qwen2moe.expert_shared_feed_forward_length"), 64);
+  EXPECT_EQ(c.eos_ids, (std::vector<int32_t>{2, 7}));
+
+  json m = llama_config();
+  m["model_type"] = "mixtral";
+  m["num_local_experts"] = 4;
+  m["num_experts_per_tok"] = 2;
+  m.erase("rope_theta");
+  const HfConfig mixtral = parse_hf_config(m.dump(), "m");
+  EXPECT_EQ(mixtral.arch, "llama");
+  EXPECT_EQ(mixtral.metadata.get_int("llama.expert_count"), 4);
+  EXPECT_EQ(mixtral.metadata.get_double("llama.rope.freq_base"), 1e6);  // MixtralConfig's default
+}
+
+TEST(HfConfig, RopeScalingTypes) {
+  json y = llama_config();
+  y["model_type"] = "qwen2";
+  y["rope_scaling"] = {{"type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 32768}};
+  const HfConfig yarn = parse_hf_config(y.dump(), "m");
+  EXPECT_EQ(yarn.metadata.get_string("qwen2.rope.scaling.type"), "yarn");
+  EXPECT_EQ(yarn.metadata.get_double("qwen2.rope.scaling.factor"), 4.0);
+  EXPECT_EQ(yarn.metadata.get_int("qwen2.rope.scaling.original_context_length"), 32768);
+
+  json l = llama_config();
+  l["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 32.0}, {"low_freq_factor", 1.0},
+                       {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}};
+  l["rope_theta"] = 500000.0;
+  const HfConfig llama3 = parse_hf_config(l.dump(), "m");
+  EXPECT_EQ(llama3.rope_freqs, llama3_rope_factors({32, 1, 4, 8192}, 8, 500000.0));
+  EXPECT_FALSE(llama3.metadata.contains("llama.rope.scaling.type"));
+
+  json d = llama_config();
+  d["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", 2.0}};
+  EXPECT_EQ(error_of(d), ErrorKind::Unsupported);
+  d["rope_scaling"] = {{"rope_type", "default"}};
+  EXPECT_TRUE(parse_hf_config(d.dump(), "m").rope_freqs.empty());
+}
+
+TEST(HfConfig, LayoutsTheGraphsDoNotBuildAreUnsupported) {
+  const std::vector<std::pair<const char*, json>> cases = {
+      {"hidden_act", "gelu"},       {"attention_bias", true},   {"mlp_bias", true},
+      {"model_type", "gpt2"},       {"partial_rotary_factor", 0.5},
+  };
+  for (const auto& [key, value] : cases) {
+    json c = llama_config();
+    c[key] = value;
+    EXPECT_EQ(error_of(c), ErrorKind::Unsupported) << key;
+  }
+  json o = llama_config();
+  o["model_type"] = "olmoe";
+  o["num_experts"] = 8;
+  o["num_experts_per_tok"] = 2;
+  o["norm_topk_prob"] = true;  // OLMoE's gating keeps the softmax weights
+  EXPECT_EQ(error_of(o), ErrorKind::Unsupported);
+  o["norm_topk_prob"] = false;
+  o["clip_qkv"] = 8.0;
+  EXPECT_EQ(error_of(o), ErrorKind::Unsupported);
+}
+
+TEST(HfConfig, BadValuesAreTypedErrors) {
+  EXPECT_EQ(error_of(json::array()), ErrorKind::InvalidValue);
+  for (const char* key : {"hidden_size", "num_attention_heads", "vocab_size", "rms_norm_eps"}) {
+    json c = llama_config();
+    c.erase(key);
+    EXPECT_EQ(error_of(c), ErrorKind::MissingKey) << key;
+    c[key] = -1;
+    EXPECT_EQ(error_of(c), ErrorKind::InvalidValue) << key;
+    c[key] = "64";
+    EXPECT_EQ(error_of(c), ErrorKind::InvalidValue) << key;
+  }
+  json c = llama_config();
+  c["num_key_value_heads"] = 3;  // does not divide 8
+  EXPECT_EQ(error_of(c), ErrorKind::InvalidValue);
+  c = llama_config();
+  c["eos_token_id"] = "two";
+  EXPECT_EQ(error_of(c), ErrorKind::InvalidValue);
+  try {
+    parse_hf_config("{\"model_type\": ", "m");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidValue);
+  }
+}
+
+TEST(HfTensorNames, TransformersPathsMapToLlamaCppNames) {
+  EXPECT_EQ(gguf_name_of_hf_tensor("model.embed_tokens.weight"), "token_embd.weight");
+  EXPECT_EQ(gguf_name_of_hf_tensor("model.layers.12.self_attn.k_proj.bias"), "blk.12.attn_k.bias");
+  EXPECT_EQ(gguf_name_of_hf_tensor("model.layers.0.mlp.experts.17.down_proj.weight"), "blk.0.ffn_down_exps.weight[17]");
+  EXPECT_EQ(gguf_name_of_hf_tensor("model.layers.3.block_sparse_moe.experts.2.w3.weight"), "blk.3.ffn_up_exps.weight[2]");
+  EXPECT_EQ(gguf_name_of_hf_tensor("model.layers.3.block_sparse_moe.gate.weight"), "blk.3.ffn_gate_inp.weight");
+  EXPECT_EQ(gguf_name_of_hf_tensor("model.layers.1.mlp.shared_expert_gate.weight"), "blk.1.ffn_gate_inp_shexp.weight");
+  EXPECT_EQ(gguf_name_of_hf_tensor("model.layers.1.self_attn.rotary_emb.inv_freq"), "");
+  for (const char* bad : {"model.layers.01.mlp.up_proj.weight", "model.layers.x.mlp.up_proj.weight",
+                          "model.layers.1.mlp.experts.1.w4.weight", "vision_tower.weight", "model.layers.1."})
+    EXPECT_EQ(gguf_name_of_hf_tensor(bad), std::nullopt) << bad;
+}
+
+}  // namespace
+}  // namespace synapse
