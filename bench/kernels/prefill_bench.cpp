@@ -3,8 +3,9 @@
 // target this machine runs, in int8 multiply-adds per second ("macs",
 // GMAC/s), through each path matmul may take: "matvec" the matrix-vector
 // kernel token after token on blocks of rows (up to the kernel's
-// matvec_max_tokens), "tiles" the 4 x 4 tiles, "panel" the kernel's panel
-// (from panel_min_tokens); side by side they give those thresholds.
+// matvec_max_tokens), "tiles" the 4 x 4 tiles, "wide" the kernel's 4 x 8
+// wide tile (the rest through the tiles), "panel" the kernel's panel (from
+// panel_min_tokens); side by side they give those thresholds.
 // Cases: "l3" is one 896 x 4864 projection (it stays in L3 and the products
 // are bound by arithmetic), "dram" copies of it visited in turn, together
 // past the last-level cache (few tokens: the products wait on memory).
@@ -32,8 +33,16 @@ struct MatrixCase {
 };
 constexpr MatrixCase kCases[] = {{"l3", 1}, {"dram", 24}};
 
-enum class Path { Matvec, Tiles, Panel };
-const char* name_of(Path path) { return path == Path::Matvec ? "matvec" : path == Path::Tiles ? "tiles" : "panel"; }
+enum class Path { Matvec, Tiles, Wide, Panel };
+const char* name_of(Path path) {
+  switch (path) {
+    case Path::Matvec: return "matvec";
+    case Path::Tiles: return "tiles";
+    case Path::Wide: return "wide";
+    case Path::Panel: return "panel";
+  }
+  return "";
+}
 
 void prefill(benchmark::State& state, Encoding encoding, CpuTarget target, Path path, MatrixCase shape, int tokens) {
   constexpr int64_t kTokenBlock = 64;  // as matmul
@@ -58,10 +67,13 @@ void prefill(benchmark::State& state, Encoding encoding, CpuTarget target, Path 
     } else {
       for (int64_t t0 = 0; t0 < tokens; t0 += kTokenBlock)
         for (int64_t r = 0; r < kRows; r += kMaxTileRows)
-          for (int64_t t = t0; t < std::min<int64_t>(tokens, t0 + kTokenBlock); t += kMaxTileTokens)
-            kernel.tile(w + r * w_stride, w_stride, kMaxTileRows, x.data() + t * x_stride, x_stride,
-                        static_cast<int>(std::min<int64_t>(kMaxTileTokens, tokens - t)), kCols,
-                        y.data() + t * kRows + r, kRows);
+          for (int64_t t = t0, end = std::min<int64_t>(tokens, t0 + kTokenBlock); t < end;) {
+            const bool wide = path == Path::Wide && end - t >= kWideTileTokens;
+            const int count = wide ? kWideTileTokens : static_cast<int>(std::min<int64_t>(kMaxTileTokens, end - t));
+            (wide ? kernel.wide_tile : kernel.tile)(w + r * w_stride, w_stride, kMaxTileRows, x.data() + t * x_stride,
+                                                    x_stride, count, kCols, y.data() + t * kRows + r, kRows);
+            t += count;
+          }
     }
     benchmark::DoNotOptimize(y.data());
     copy = (copy + 1) % shape.copies;
@@ -77,8 +89,10 @@ const int kRegistered = [] {
       if (!kernel.tile) continue;
       for (const MatrixCase& shape : kCases) {
         for (int tokens : {2, 4, 6, 8, 12, 16, 24, 64, 512}) {
-          for (Path path : {Path::Matvec, Path::Tiles, Path::Panel}) {
-            if ((path == Path::Panel && !kernel.panel) || (path == Path::Matvec && !kernel.matvec)) continue;
+          for (Path path : {Path::Matvec, Path::Tiles, Path::Wide, Path::Panel}) {
+            if ((path == Path::Panel && !kernel.panel) || (path == Path::Matvec && !kernel.matvec) ||
+                (path == Path::Wide && !kernel.wide_tile))
+              continue;
             const std::string name = std::string("prefill/") + encoding_info(encoding).name + "/" +
                                      to_string(target) + "/" + name_of(path) + "/" + shape.name +
                                      "/tokens:" + std::to_string(tokens);

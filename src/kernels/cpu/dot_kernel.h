@@ -24,6 +24,8 @@ namespace synapse::cpu {
 
 inline constexpr int kMaxTileRows = 4;
 inline constexpr int kMaxTileTokens = 4;
+// Tokens of DotKernel::wide_tile.
+inline constexpr int kWideTileTokens = 8;
 // A panel: up to kPanelRows weight rows against any number of tokens.
 inline constexpr int kPanelRows = 32;
 
@@ -41,6 +43,11 @@ using DotRows = void (*)(const uint8_t* w, uint64_t w_stride, int64_t rows, cons
 struct DotKernel {
   ActivationFormat activation = ActivationFormat::F32;
   DotTile tile = nullptr;
+  // Optional: exactly kWideTileTokens tokens in one call, every pair the
+  // same bits as `tile` gives it, each weight block loaded once for all of
+  // them rather than once per kMaxTileTokens (steps of 8 tokens: batched
+  // decoding of 8 sequences, speculative verification).
+  DotTile wide_tile = nullptr;
   // Optional, for many tokens (prefill): the same products as `tile` for up
   // to kPanelRows rows and any token count, with every pair's float bit-
   // identical to the tile's; it repacks the rows first, so it pays off only

@@ -14,6 +14,8 @@ namespace synapse::cpu::legacy {
 // panels (DotKernel::panel): dot_legacy_panel_vnni.cpp.
 struct Tiles { DotTile q8_0, q4_0, q5_0; };
 extern const Tiles kAvx2Tiles, kVnniTiles;
+// DotKernel::wide_tile (kWideTileTokens tokens): dot_legacy_vnni.cpp.
+extern const Tiles kVnniWideTiles;
 struct Panels { DotTile q8_0, q4_0; };
 extern const Panels kVnniPanels;
 // Matrix-vector products (DotKernel::matvec): dot_legacy_matvec_vnni.cpp.

@@ -273,54 +273,85 @@ template <class Weights>
   return slot_sums(quarters, quarters);
 }
 
-// The exact sums of the four rows' blocks at w_offset against the four
-// slots' blocks act[s], slot s in quarter s: each row's two halves go
-// against the slots' halves into one register, whose lanes are summed once.
-template <class Weights>
-[[gnu::always_inline]] inline __m512i four_slot_sums(const uint8_t* const (&row)[kRows], uint64_t w_offset,
-                                                     const uint8_t* const (&act)[kSlots]) {
-  const __m512i x_low = load_slot_halves(act, 0);
-  const __m512i x_high = load_slot_halves(act, 16);
-  __m512i partial[kRows];
+// The exact sums of the four rows' blocks at w_offset against each group's
+// four slots' blocks act[g][s], slot s in quarter s of raw[g]: each row's two
+// halves are loaded once and go against every group's slot halves into one
+// register per group, whose lanes are summed once.
+template <class Weights, int kGroups>
+[[gnu::always_inline]] inline void four_slot_sums(const uint8_t* const (&row)[kRows], uint64_t w_offset,
+                                                  const uint8_t* const (&act)[kGroups][kSlots],
+                                                  __m512i (&raw)[kGroups]) {
+  __m512i x_low[kGroups], x_high[kGroups];
+  for (int g = 0; g < kGroups; ++g) {
+    x_low[g] = load_slot_halves(act[g], 0);
+    x_high[g] = load_slot_halves(act[g], 16);
+  }
+  __m512i partial[kGroups][kRows];
   for (int r = 0; r < kRows; ++r) {
     const BlockHalves w = Weights::load_halves(row[r] + w_offset);
-    partial[r] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), w.low, x_low), w.high, x_high);
+    for (int g = 0; g < kGroups; ++g)
+      partial[g][r] =
+          _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), w.low, x_low[g]), w.high, x_high[g]);
   }
-  return sum_quarter_lanes(partial);
+  for (int g = 0; g < kGroups; ++g) raw[g] = sum_quarter_lanes(partial[g]);
 }
 
-// Two to four tokens: token t fills slot t (a lone third token fills slot
-// 3 too; with two tokens slots 2 and 3 repeat them without a second
-// product).
+// Two to four tokens, or eight: token t fills slot t % 4 of group t / 4 (a
+// lone third token fills slot 3 too; with two tokens slots 2 and 3 repeat
+// them without a second product). Eight tokens load each weight block once
+// for both groups, and each pair sees the operations it sees in a tile of
+// four.
 template <class Weights, int kTokens>
 void tile(const uint8_t* w, uint64_t w_stride, int rows, const uint8_t* x, uint64_t x_stride, int64_t n, float* y,
           int64_t y_stride) {
+  static_assert(kTokens >= 2 && (kTokens <= kSlots || kTokens == 2 * kSlots));
+  constexpr int kGroups = kTokens > kSlots ? 2 : 1;
   const uint8_t* row[kRows];
   select_rows(w, w_stride, rows, row);
-  const uint8_t* slot_token[kSlots];
-  for (int s = 0; s < kSlots; ++s) {
-    const int t = kTokens == 2 ? s % 2 : (s < kTokens ? s : kTokens - 1);
-    slot_token[s] = x + t * x_stride;
-  }
-  __m512 acc = _mm512_setzero_ps();
+  const uint8_t* slot_token[kGroups][kSlots];
+  for (int g = 0; g < kGroups; ++g)
+    for (int s = 0; s < kSlots; ++s) {
+      const int t = kTokens == 2 ? s % 2 : kGroups == 2 ? g * kSlots + s : (s < kTokens ? s : kTokens - 1);
+      slot_token[g][s] = x + t * x_stride;
+    }
+  __m512 acc[kGroups];
+  for (int g = 0; g < kGroups; ++g) acc[g] = _mm512_setzero_ps();
 
   for (int64_t b = 0; b < n / kBlockElems; ++b) {
     const uint64_t w_offset = b * Weights::kBlockBytes;
     for (int r = 0; r < kRows; ++r) prefetch_next_tile(row[r] + w_offset, w_stride);
-    const uint8_t* act[kSlots];
-    for (int s = 0; s < kSlots; ++s) act[s] = slot_token[s] + b * kActBlockBytes;
-    const __m512i raw =
-        kTokens == 2 ? two_token_sums<Weights>(row, w_offset, act) : four_slot_sums<Weights>(row, w_offset, act);
-    const __m512i sums =
-        _mm512_sub_epi32(raw, _mm512_slli_epi32(per_slot<__m512i>(act, kActSumOffset), Weights::kOffsetShift));
+    const uint8_t* act[kGroups][kSlots];
+    for (int g = 0; g < kGroups; ++g)
+      for (int s = 0; s < kSlots; ++s) act[g][s] = slot_token[g][s] + b * kActBlockBytes;
+    __m512i raw[kGroups];
+    if constexpr (kTokens == 2) {
+      raw[0] = two_token_sums<Weights>(row, w_offset, act[0]);
+    } else {
+      four_slot_sums<Weights, kGroups>(row, w_offset, act, raw);
+    }
     const __m512 w_scales = _mm512_broadcast_f32x4(load_row_scales(row, w_offset));
-    const __m512 scales = _mm512_mul_ps(w_scales, per_slot<__m512>(act, 0));
-    acc = _mm512_fmadd_ps(scales, _mm512_cvtepi32_ps(sums), acc);
+    for (int g = 0; g < kGroups; ++g) {
+      const __m512i sums =
+          _mm512_sub_epi32(raw[g], _mm512_slli_epi32(per_slot<__m512i>(act[g], kActSumOffset), Weights::kOffsetShift));
+      const __m512 scales = _mm512_mul_ps(w_scales, per_slot<__m512>(act[g], 0));
+      acc[g] = _mm512_fmadd_ps(scales, _mm512_cvtepi32_ps(sums), acc[g]);
+    }
   }
 
-  float out[kSlots * kRows];
-  _mm512_storeu_ps(out, acc);
-  for (int t = 0; t < kTokens; ++t) std::memcpy(y + t * y_stride, out + t * kRows, rows * sizeof(float));
+  float out[kGroups][kSlots * kRows];
+  for (int g = 0; g < kGroups; ++g) _mm512_storeu_ps(out[g], acc[g]);
+  for (int t = 0; t < kTokens; ++t)
+    std::memcpy(y + t * y_stride, out[t / kSlots] + (t % kSlots) * kRows, rows * sizeof(float));
+}
+
+// DotKernel::wide_tile: exactly kWideTileTokens tokens; other shapes leave
+// y alone, as the tiles do.
+template <class Weights>
+void wide_tile(const uint8_t* w, uint64_t w_stride, int rows, const uint8_t* x, uint64_t x_stride, int tokens,
+               int64_t n, float* y, int64_t y_stride) {
+  static_assert(kWideTileTokens == 2 * kSlots);
+  if (rows < 1 || rows > kRows || tokens != kWideTileTokens) return;
+  tile<Weights, kWideTileTokens>(w, w_stride, rows, x, x_stride, n, y, y_stride);
 }
 
 // The tile for exactly kTokens tokens (tile_for_tokens picks it): one
@@ -342,5 +373,6 @@ struct Tile {
 
 const Tiles kVnniTiles = {tile_for_tokens<Tile<Q8_0Weights>>, tile_for_tokens<Tile<Q4_0Weights>>,
                           tile_for_tokens<Tile<Q5_0Weights>>};
+const Tiles kVnniWideTiles = {wide_tile<Q8_0Weights>, wide_tile<Q4_0Weights>, wide_tile<Q5_0Weights>};
 
 }  // namespace synapse::cpu::legacy

@@ -67,11 +67,13 @@ void multiply_rows(const MatmulProduct& p, const Activations& x, int64_t tokens,
     const int64_t t_end = std::min(tokens, t0 + kTokenBlock);
     for (int64_t r = row_begin; r < row_end; r += kMaxTileRows) {
       const int rows = static_cast<int>(std::min<int64_t>(kMaxTileRows, row_end - r));
-      for (int64_t t = t0; t < t_end; t += kMaxTileTokens) {
-        const int count = static_cast<int>(std::min<int64_t>(kMaxTileTokens, t_end - t));
-        p.kernel.tile(w.row(r), w.row_stride, rows, x.rows + t * x.stride, x.stride, count, w.cols,
-                      p.y + t * w.rows + r, w.rows);
+      for (int64_t t = t0; t < t_end;) {
+        const bool wide = p.kernel.wide_tile && t_end - t >= kWideTileTokens;
+        const int count = wide ? kWideTileTokens : static_cast<int>(std::min<int64_t>(kMaxTileTokens, t_end - t));
+        (wide ? p.kernel.wide_tile : p.kernel.tile)(w.row(r), w.row_stride, rows, x.rows + t * x.stride, x.stride,
+                                                    count, w.cols, p.y + t * w.rows + r, w.rows);
         add_bias(p, r, rows, t, count);
+        t += count;
       }
     }
   }

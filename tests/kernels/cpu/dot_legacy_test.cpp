@@ -96,6 +96,18 @@ TEST_P(DotLegacyPanel, EveryPairHasTheBitsOfTheTileAndNothingElseIsWritten) {
   }
 }
 
+// Eight tokens in one call: every row count of a tile, one block and
+// several (odd and even counts).
+TEST_P(DotLegacyPanel, WideTileGivesEveryPairTheBitsOfTheTile) {
+  for (Encoding encoding : {Encoding::Q8_0, Encoding::Q4_0, Encoding::Q5_0}) {
+    if (GetParam() == CpuTarget::Avx512Vnni) {
+      ASSERT_TRUE(find_dot_kernel(encoding, GetParam()).wide_tile);
+    }
+    for (int rows = 1; rows <= kMaxTileRows; ++rows)
+      for (int64_t n : {32, 64, 32 * 19}) dot_test::expect_wide_tile_matches_tile(encoding, GetParam(), rows, n);
+  }
+}
+
 // One and several passes; odd and even block counts; rows longer than the
 // activation steps the kernel prepares at a time (256 block pairs).
 TEST_P(DotLegacyMatvec, EveryRowHasTheBitsOfTheTile) {

@@ -169,12 +169,14 @@ inline void expect_tiles_write_only_their_outputs(Encoding encoding, CpuTarget t
   }
 }
 
-// A panel of `rows` rows (n elements, random weights of `encoding`) against
-// `tokens` random activation rows gives every pair the bits of the 1x1 tile
-// and leaves the rest of y alone, for target's kernel if it has a panel.
-inline void expect_panel_matches_tile(Encoding encoding, CpuTarget target, int rows, int tokens, int64_t n) {
+// The kernel's `product` (its panel or wide tile) of `rows` rows (n
+// elements, random weights of `encoding`) against `tokens` random activation
+// rows gives every pair the bits of the 1x1 tile and leaves the rest of y
+// alone, for target's kernel if it has that product.
+inline void expect_pairs_match_tile(Encoding encoding, CpuTarget target, DotTile DotKernel::*product, int rows,
+                                    int tokens, int64_t n) {
   const DotKernel kernel = find_dot_kernel(encoding, target);
-  if (!kernel.panel) return;
+  if (!(kernel.*product)) return;
   std::mt19937 rng(static_cast<uint32_t>(rows * 1000 + tokens));
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   const uint64_t w_stride = row_bytes(encoding, n) + 5;
@@ -193,7 +195,7 @@ inline void expect_panel_matches_tile(Encoding encoding, CpuTarget target, int r
     quantize_activation_row(kernel.activation, values.data(), n, x.data() + t * x_stride);
   }
   std::vector<float> y(tokens * y_stride + 1, -7.0f);
-  kernel.panel(w.data(), w_stride, rows, x.data(), x_stride, tokens, n, y.data(), y_stride);
+  (kernel.*product)(w.data(), w_stride, rows, x.data(), x_stride, tokens, n, y.data(), y_stride);
   for (int t = 0; t < tokens; ++t) {
     for (int r = 0; r < y_stride; ++r) {
       const float got = y[t * y_stride + r];
@@ -204,11 +206,19 @@ inline void expect_panel_matches_tile(Encoding encoding, CpuTarget target, int r
       float single = 0.0f;
       kernel.tile(w.data() + r * w_stride, w_stride, 1, x.data() + t * x_stride, x_stride, 1, n, &single, 1);
       ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(single))
-          << to_string(target) << " " << encoding_info(encoding).name << " panel " << rows
+          << to_string(target) << " " << encoding_info(encoding).name << " " << rows
           << "x" << tokens << " n=" << n << " pair (" << r << "," << t << ")";
     }
   }
   ASSERT_EQ(y.back(), -7.0f) << to_string(target);
+}
+
+inline void expect_panel_matches_tile(Encoding encoding, CpuTarget target, int rows, int tokens, int64_t n) {
+  expect_pairs_match_tile(encoding, target, &DotKernel::panel, rows, tokens, n);
+}
+
+inline void expect_wide_tile_matches_tile(Encoding encoding, CpuTarget target, int rows, int64_t n) {
+  expect_pairs_match_tile(encoding, target, &DotKernel::wide_tile, rows, kWideTileTokens, n);
 }
 
 // The kernel's matrix-vector product (where it has one) over `rows` rows
