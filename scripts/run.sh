@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Sets up, builds, and runs the main job: generation through the region
 # scheduler. With no model given it takes $SYNAPSE_MODEL, else the first GGUF
-# model in the llama.cpp, Hugging Face or Ollama caches (synapse find-model),
-# and only when there is none synthesizes a small random-weight model.
+# model in the llama.cpp, Hugging Face or Ollama caches, else a Hugging Face
+# safetensors snapshot (synapse find-model), and only when there is none
+# synthesizes a small random-weight model.
 #   scripts/run.sh [MODEL.gguf|MODEL.bin|FOLDER] [TOKENS]
 set -euo pipefail
 cd "$(dirname "$0")/.."

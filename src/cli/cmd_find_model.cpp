@@ -1,17 +1,22 @@
 // synapse find-model: the model a command would use when none is given:
 // $SYNAPSE_MODEL, else the first GGUF model in the caches other tools
-// download into (llama.cpp, Hugging Face, Ollama). Prints its path on
+// download into (llama.cpp, Hugging Face, Ollama), else the first Hugging
+// Face snapshot folder (config.json and safetensors) of a family we run. Prints its path on
 // stdout and where it was found on stderr; exits 1 when there is none.
 // scripts/run.sh asks it before synthesizing a random-weight model.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "cli/command.h"
 #include "cli/model_path.h"
+#include "model/hf_config.h"
+#include "model/hf_import.h"
 #include "synapse/error.h"
 
 namespace synapse::cli {
@@ -23,6 +28,7 @@ struct Cache {
   std::string name;  // what the user calls it
   fs::path folder;
   bool any_name;     // Ollama's blobs have no .gguf suffix: the magic decides
+  bool snapshots = false;  // Hugging Face's models--*/snapshots/* folders
 };
 
 std::string env(const char* name) {
@@ -40,7 +46,7 @@ std::vector<Cache> caches() {
                                              : xdg_cache / "huggingface" / "hub";
   fs::path ollama = env("OLLAMA_MODELS").empty() ? home / ".ollama" / "models" : fs::path(env("OLLAMA_MODELS"));
   return {{"the llama.cpp cache", llama, false},
-          {"the Hugging Face cache", hf, false},
+          {"the Hugging Face cache", hf, false, true},
           {"the Ollama store", ollama / "blobs", true}};
 }
 
@@ -59,6 +65,29 @@ std::vector<std::string> models_in(const Cache& cache) {
   for (const std::string& path : candidates)
     if (is_gguf_model(path)) models.push_back(path);
   return models;
+}
+
+// The cache's Hugging Face snapshot folders whose config.json we read,
+// sorted: models after the GGUF files, which load faster.
+std::vector<std::string> hf_folders_in(const Cache& cache) {
+  std::vector<std::string> folders;
+  std::error_code ec;
+  for (const fs::directory_entry& repo : fs::directory_iterator(cache.folder, ec)) {
+    for (const fs::directory_entry& snapshot : fs::directory_iterator(repo.path() / "snapshots", ec)) {
+      const std::string path = snapshot.path().string();
+      if (!is_hf_folder(path)) continue;
+      try {
+        std::ifstream in(snapshot.path() / "config.json");
+        const std::string config((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        parse_hf_config(config, path);
+        folders.push_back(path);
+      } catch (const Error&) {  // not a family we run: not a candidate
+      }
+    }
+    ec.clear();
+  }
+  std::sort(folders.begin(), folders.end());
+  return folders;
 }
 
 int find_model(bool all) {
@@ -80,6 +109,15 @@ int find_model(bool all) {
     }
     searched += "\n  " + cache.folder.string();
   }
+  for (const Cache& cache : caches()) {
+    if (!cache.snapshots) continue;
+    for (const std::string& path : hf_folders_in(cache)) {
+      std::printf("%s\n", path.c_str());
+      if (!found) std::fprintf(stderr, "synapse find-model: a Hugging Face folder in %s\n", cache.name.c_str());
+      found = true;
+      if (!all) return kExitOk;
+    }
+  }
   if (found) return kExitOk;
   std::fprintf(stderr, "synapse find-model: no GGUF model in $SYNAPSE_MODEL nor in:%s\n", searched.c_str());
   return kExitError;
@@ -93,7 +131,8 @@ Register reg{{"find-model", "Print the path of a GGUF model found in $SYNAPSE_MO
                     "\nSearched in order: $SYNAPSE_MODEL (a file, or a folder holding one GGUF), the llama.cpp\n"
                     "cache ($LLAMA_CACHE or ~/.cache/llama.cpp), the Hugging Face cache ($HF_HUB_CACHE,\n"
                     "$HF_HOME/hub or ~/.cache/huggingface/hub) and Ollama's blobs ($OLLAMA_MODELS or\n"
-                    "~/.ollama/models).\n\nExamples:\n"
+                    "~/.ollama/models); then the Hugging Face cache's snapshot folders (config.json and\n"
+                    "safetensors) of a family Synapse runs.\n\nExamples:\n"
                     "  synapse find-model\n"
                     "  synapse find-model --all\n"
                     "  synapse run -m \"$(synapse find-model)\" -p \"Hello\" -n 32\n");

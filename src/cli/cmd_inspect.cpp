@@ -1,14 +1,20 @@
-// synapse inspect FILE [--json]: what is in a GGUF file.
+// synapse inspect FILE [--json]: what is in a GGUF file, or in a Hugging
+// Face folder as Synapse reads it.
 #include <charconv>
 #include <cinttypes>
 #include <cstdlib>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
 #include "cli/model_path.h"
+#include "convert/hf_to_gguf.h"
 #include "encoding/encoding.h"
 #include "format/gguf_reader.h"
+#include "model/hf_import.h"
+#include "synapse/error.h"
+#include "tokenizer/tokenizer.h"
 
 namespace synapse::cli {
 namespace {
@@ -69,12 +75,9 @@ json tokenizer_summary(const GgufMetadata& m) {
   return t;
 }
 
-json summarize(const GgufFile& f) {
-  const auto& m = f.metadata();
-  json j;
-  j["file"] = f.path();
-  j["gguf_version"] = f.version();
-  j["alignment"] = f.alignment();
+// Architecture, hyperparameters, other metadata and tokenizer of GGUF-style
+// metadata, into j.
+void summarize_metadata(const GgufMetadata& m, json& j) {
   const GgufValue* arch = m.find("general.architecture");
   std::string arch_name = arch && arch->type() == GgufType::String ? arch->as_string() : "";
   j["architecture"] = arch_name;
@@ -89,22 +92,54 @@ json summarize(const GgufFile& f) {
   j["hyperparameters"] = hyper;
   j["metadata"] = other;
   j["tokenizer"] = tokenizer_summary(m);
-  json tensors = json::array();
-  uint64_t bytes = 0, elements = 0;
-  for (const auto& t : f.tensors()) {
-    tensors.push_back({{"name", t.name},
-                       {"shape", t.dims},
-                       {"encoding", encoding_info(t.encoding).name},
-                       {"bytes", t.n_bytes},
-                       {"offset", f.data_offset() + t.offset}});
-    bytes += t.n_bytes;
-    elements += t.n_elements();
+}
+
+// One tensor's entry; dims ne[0] first, as GGUF lists them.
+void add_tensor(json& j, const std::string& name, const std::vector<uint64_t>& dims, Encoding encoding,
+                uint64_t bytes, uint64_t offset) {
+  uint64_t elements = 1;
+  for (uint64_t d : dims) elements *= d;
+  j["tensors"].push_back(
+      {{"name", name}, {"shape", dims}, {"encoding", encoding_info(encoding).name}, {"bytes", bytes}, {"offset", offset}});
+  j["totals"]["tensors"] = j["totals"].value("tensors", uint64_t{0}) + 1;
+  j["totals"]["tensor_bytes"] = j["totals"].value("tensor_bytes", uint64_t{0}) + bytes;
+  j["totals"]["parameters"] = j["totals"].value("parameters", uint64_t{0}) + elements;
+}
+
+json summarize(const GgufFile& f) {
+  json j;
+  j["file"] = f.path();
+  j["format"] = "GGUF v" + std::to_string(f.version());
+  j["gguf_version"] = f.version();
+  j["alignment"] = f.alignment();
+  summarize_metadata(f.metadata(), j);
+  j["tensors"] = json::array();
+  j["totals"] = {{"tensors", 0}, {"tensor_bytes", 0}, {"parameters", 0}};
+  for (const auto& t : f.tensors()) add_tensor(j, t.name, t.dims, t.encoding, t.n_bytes, f.data_offset() + t.offset);
+  j["totals"]["file_bytes"] = f.file_size();
+  return j;
+}
+
+// A Hugging Face folder as Synapse reads it: the metadata and tensor names
+// `synapse convert` would write (experts apart, as "NAME[e]"); offsets are
+// within each tensor's file.
+json summarize(const HfCheckpoint& c) {
+  json j;
+  j["file"] = c.folder;
+  j["format"] = "Hugging Face folder (model_type " + c.config.model_type + ")";
+  std::string tokenizer;
+  try {
+    tokenizer = hf_tokenizer_file(c.folder);
+  } catch (const Error&) {  // none: the summary says so by its absence
   }
-  j["tensors"] = tensors;
-  j["totals"] = {{"tensors", f.tensors().size()},
-                 {"tensor_bytes", bytes},
-                 {"parameters", elements},
-                 {"file_bytes", f.file_size()}};
+  summarize_metadata(convert::converted_metadata(c, tokenizer), j);
+  j["tensors"] = json::array();
+  j["totals"] = {{"tensors", 0}, {"tensor_bytes", 0}, {"parameters", 0}};
+  for (const ir::WeightDescriptor& d : c.weights)
+    add_tensor(j, d.name, std::vector<uint64_t>(d.shape.rbegin(), d.shape.rend()), d.encoding, d.length, d.offset);
+  uint64_t file_bytes = 0;
+  for (const auto& file : c.files) file_bytes += file->bytes().size();
+  j["totals"]["file_bytes"] = file_bytes;
   return j;
 }
 
@@ -121,8 +156,9 @@ std::string shape_text(const json& shape) {
 
 void print_text(const json& j) {
   std::printf("file:          %s\n", j["file"].get<std::string>().c_str());
-  std::printf("gguf version:  %u (alignment %u)\n", j["gguf_version"].get<unsigned>(),
-              j["alignment"].get<unsigned>());
+  std::printf("format:        %s", j["format"].get<std::string>().c_str());
+  if (j.contains("alignment")) std::printf(" (alignment %u)", j["alignment"].get<unsigned>());
+  std::printf("\n");
   std::printf("architecture:  %s\n", j["architecture"].get<std::string>().c_str());
   std::printf("\nhyperparameters:\n");
   for (const auto& [k, v] : j["hyperparameters"].items())
@@ -153,14 +189,19 @@ struct InspectFlags {
 Register reg{{"inspect", "Show what a GGUF file holds: architecture, hyperparameters, tokenizer, tensors",
               [](CLI::App& app) -> std::function<int()> {
                 auto flags = std::make_shared<InspectFlags>();
-                app.add_option("file", flags->file, "GGUF file, or a folder holding one")->required();
+                app.add_option("file", flags->file,
+                               "GGUF file, a folder holding one, or a Hugging Face model folder (as Synapse reads it)")
+                    ->required();
                 app.add_flag("--json", flags->as_json, "print JSON instead of text");
                 app.footer(
                     "\nExamples:\n"
                     "  synapse inspect model.gguf | head\n"
                     "  synapse inspect model.gguf --json | jq .totals\n");
                 return [flags] {
-                  json j = summarize(GgufFile::open(model_file_path(flags->file)));
+                  const std::string path = model_file_path(flags->file);
+                  std::error_code ec;
+                  const bool hf = std::filesystem::is_directory(path, ec) || path.ends_with(".safetensors");
+                  const json j = hf ? summarize(open_hf_checkpoint(path)) : summarize(GgufFile::open(path));
                   if (flags->as_json) std::printf("%s\n", dump(j, 2).c_str());
                   else print_text(j);
                   return kExitOk;

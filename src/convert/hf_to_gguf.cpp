@@ -76,21 +76,6 @@ uint32_t file_type_of(Encoding e) {
   }
 }
 
-GgufMetadata gguf_metadata(const HfCheckpoint& c, const std::string& tokenizer_path, uint32_t file_type) {
-  GgufMetadata md = c.config.metadata;
-  md.set("general.file_type", GgufValue(file_type));
-  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(tokenizer_path);
-  write_vocabulary(md, tokenizer->vocabulary(), c.config.n_vocab);
-  // Special tokens the tokenizer file does not name come from config.json.
-  if (!md.contains("tokenizer.ggml.bos_token_id") && c.config.bos_id)
-    md.set("tokenizer.ggml.bos_token_id", GgufValue(static_cast<uint32_t>(*c.config.bos_id)));
-  if (!md.contains("tokenizer.ggml.eos_token_id") && !c.config.eos_ids.empty())
-    md.set("tokenizer.ggml.eos_token_id", GgufValue(static_cast<uint32_t>(c.config.eos_ids.front())));
-  if (std::optional<std::string> chat = chat::chat_template_from_hf_folder(c.folder))
-    md.set("tokenizer.chat_template", GgufValue(*chat));
-  return md;
-}
-
 // Removes a file when it goes out of scope (the quantizer's temporary input).
 class TemporaryFile {
  public:
@@ -118,7 +103,8 @@ ConvertSummary write_gguf(const HfCheckpoint& c, const std::string& output, std:
       break;
     }
   GgufWriter writer;
-  writer.metadata() = gguf_metadata(c, tokenizer_path, file_type_of(first_matrix));
+  writer.metadata() = converted_metadata(c, tokenizer_path);
+  writer.metadata().set("general.file_type", GgufValue(file_type_of(first_matrix)));
   cpu::ThreadPool pool(threads > 0 ? threads : cpu::default_thread_count());
   for (const OutTensor& t : tensors) {
     const Encoding to = encoding_for(t, type);
@@ -140,6 +126,19 @@ ConvertSummary write_gguf(const HfCheckpoint& c, const std::string& output, std:
 }
 
 }  // namespace
+
+GgufMetadata converted_metadata(const HfCheckpoint& c, const std::string& tokenizer_path) {
+  GgufMetadata md = c.config.metadata;
+  if (!tokenizer_path.empty()) write_vocabulary(md, load_tokenizer(tokenizer_path)->vocabulary(), c.config.n_vocab);
+  // Special tokens the tokenizer file does not name come from config.json.
+  if (!md.contains("tokenizer.ggml.bos_token_id") && c.config.bos_id)
+    md.set("tokenizer.ggml.bos_token_id", GgufValue(static_cast<uint32_t>(*c.config.bos_id)));
+  if (!md.contains("tokenizer.ggml.eos_token_id") && !c.config.eos_ids.empty())
+    md.set("tokenizer.ggml.eos_token_id", GgufValue(static_cast<uint32_t>(c.config.eos_ids.front())));
+  if (std::optional<std::string> chat = chat::chat_template_from_hf_folder(c.folder))
+    md.set("tokenizer.chat_template", GgufValue(*chat));
+  return md;
+}
 
 ConvertSummary convert_hf_to_gguf(const ConvertOptions& options,
                                   const std::function<void(uint64_t, uint64_t)>& progress) {

@@ -10,6 +10,9 @@
 #include <functional>
 #include <string>
 
+#include "format/gguf.h"
+#include "model/hf_import.h"
+
 namespace synapse::convert {
 
 struct ConvertOptions {
@@ -28,6 +31,13 @@ struct ConvertSummary {
   size_t tensors = 0;
   uint64_t bytes = 0;  // of the file written
 };
+
+// The metadata convert writes (without general.file_type): the config's
+// llama.cpp keys, the tokenizer file's vocabulary as tokenizer.ggml.*
+// (padded to the embedding's rows; none when `tokenizer_path` is empty), the
+// special tokens config.json names that the tokenizer does not, and the
+// folder's chat template. Throws the tokenizer loader's errors.
+GgufMetadata converted_metadata(const HfCheckpoint& checkpoint, const std::string& tokenizer_path);
 
 // `progress(done, total)` reports bytes written. Throws synapse::Error: the
 // Hugging Face reader's errors (hf_import.h), MissingKey for a folder without

@@ -1,15 +1,18 @@
 // synapse find-model (what scripts/run.sh uses before synthesizing a model)
 // on a fake HOME: $SYNAPSE_MODEL first, then the llama.cpp cache, the
 // Hugging Face cache (snapshot symlinks into blobs/) and Ollama's blobs
-// (GGUF by magic, not by name); and -m FOLDER holding one GGUF.
+// (GGUF by magic, not by name), then Hugging Face safetensors snapshots; and
+// -m FOLDER holding one GGUF.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "support/command_runner.h"
+#include "support/hf_folder_writer.h"
 #include "support/temp_dir.h"
 #include "support/tiny_model.h"
+#include "synth/synth.h"
 
 namespace synapse {
 namespace {
@@ -73,6 +76,24 @@ TEST_F(FindModel, FollowsHuggingFaceSnapshotSymlinksIntoBlobs) {
   const test::CommandResult r = synapse("find-model");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, (snapshot / "tiny-q8_0.gguf").string() + "\n");
+}
+
+// Snapshot folders of safetensors models come after every GGUF file, and
+// only those of a family we run.
+TEST_F(FindModel, FindsHuggingFaceSafetensorsFoldersAfterGgufFiles) {
+  const fs::path hub = fs::path(home_) / ".cache/huggingface/hub";
+  const std::string f32 = dir_.file("f32.gguf");
+  synth_model(SynthOptions{}, f32);  // tiny, f32: what an HF folder holds
+  const std::string ours = (hub / "models--org--tiny/snapshots/rev1").string();
+  test::write_hf_folder(f32, ours);
+  const std::string other = (hub / "models--org--bert/snapshots/rev1").string();
+  test::write_hf_folder(f32, other);
+  std::ofstream(other + "/config.json") << R"({"model_type": "bert"})";
+  const test::CommandResult r = synapse("find-model");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, ours + "\n");
+  const std::string gguf = place(".ollama/models/blobs/sha256-2222");
+  EXPECT_EQ(synapse("find-model --all").out, gguf + "\n" + ours + "\n");
 }
 
 TEST_F(FindModel, TakesOllamaBlobsThatStartWithTheGgufMagic) {

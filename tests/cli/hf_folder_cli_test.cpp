@@ -185,6 +185,19 @@ TEST(HfFolderCli, TokenizerJsonAndChatTemplateComeFromTheFolder) {
   EXPECT_EQ(file.metadata().get_string("tokenizer.ggml.pre"), "qwen2");
 }
 
+// inspect shows a folder as Synapse reads it: llama.cpp's keys and names.
+TEST(HfFolderCli, InspectShowsTheFolderUnderLlamaCppNames) {
+  SKIP_WITHOUT_HF_FOLDER();
+  const test::CommandResult r = test::run_synapse({"inspect", test::shared_data(kFolder), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("format"), "Hugging Face folder (model_type llama)");
+  EXPECT_EQ(j.at("architecture"), "llama");
+  EXPECT_EQ(j.at("hyperparameters").at("block_count"), 5);
+  EXPECT_EQ(j.at("totals").at("tensors"), 2 + 5 * 9);  // embedding, output norm; 9 per layer; tied output
+  EXPECT_EQ(j.at("tensors").at(0).at("name"), "token_embd.weight");
+}
+
 TEST(HfFolderCli, BadConvertFlagsAreUsageErrors) {
   const test::TempDir dir;
   EXPECT_EQ(test::run_synapse({"convert", dir.file("absent"), "-o", dir.file("x.gguf")}).exit_code, 2);
