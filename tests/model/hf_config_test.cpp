@@ -148,6 +148,85 @@ TEST(HfConfig, BadValuesAreTypedErrors) {
   }
 }
 
+// config.json files as published (fields as in the Hugging Face repos),
+// with the keys llama.cpp's converter derives from them.
+TEST(HfConfig, PublishedConfigsRead) {
+  struct Case {
+    const char* json;
+    const char* arch;
+    const char* key;
+    double value;
+  };
+  const Case cases[] = {
+      {R"({"architectures":["LlamaForCausalLM"],"attention_bias":false,"attention_dropout":0.0,"bos_token_id":128000,
+           "eos_token_id":[128001,128008,128009],"head_dim":64,"hidden_act":"silu","hidden_size":2048,
+           "initializer_range":0.02,"intermediate_size":8192,"max_position_embeddings":131072,"mlp_bias":false,
+           "model_type":"llama","num_attention_heads":32,"num_hidden_layers":16,"num_key_value_heads":8,
+           "pretraining_tp":1,"rms_norm_eps":1e-05,"rope_scaling":{"factor":32.0,"high_freq_factor":4.0,
+           "low_freq_factor":1.0,"original_max_position_embeddings":8192,"rope_type":"llama3"},"rope_theta":500000.0,
+           "tie_word_embeddings":true,"torch_dtype":"bfloat16","transformers_version":"4.45.0.dev0","use_cache":true,
+           "vocab_size":128256})",
+       "llama", "llama.attention.key_length", 64},
+      {R"({"architectures":["Qwen2ForCausalLM"],"attention_dropout":0.0,"bos_token_id":151643,"eos_token_id":151643,
+           "hidden_act":"silu","hidden_size":896,"initializer_range":0.02,"intermediate_size":4864,
+           "max_position_embeddings":32768,"max_window_layers":24,"model_type":"qwen2","num_attention_heads":14,
+           "num_hidden_layers":24,"num_key_value_heads":2,"rms_norm_eps":1e-06,"rope_theta":1000000.0,
+           "sliding_window":32768,"tie_word_embeddings":true,"torch_dtype":"bfloat16","use_cache":true,
+           "use_sliding_window":false,"vocab_size":151936,"rope_scaling":null})",
+       "qwen2", "qwen2.rope.freq_base", 1e6},
+      {R"({"architectures":["Qwen3MoeForCausalLM"],"attention_bias":false,"attention_dropout":0.0,"bos_token_id":151643,
+           "decoder_sparse_step":1,"eos_token_id":151645,"head_dim":128,"hidden_act":"silu","hidden_size":2048,
+           "initializer_range":0.02,"intermediate_size":6144,"max_position_embeddings":40960,"max_window_layers":48,
+           "mlp_only_layers":[],"model_type":"qwen3_moe","moe_intermediate_size":768,"norm_topk_prob":true,
+           "num_attention_heads":32,"num_experts":128,"num_experts_per_tok":8,"num_hidden_layers":48,
+           "num_key_value_heads":4,"output_router_logits":false,"rms_norm_eps":1e-06,"rope_scaling":null,
+           "rope_theta":1000000.0,"router_aux_loss_coef":0.001,"sliding_window":null,"tie_word_embeddings":false,
+           "torch_dtype":"bfloat16","use_cache":true,"use_sliding_window":false,"vocab_size":151936})",
+       "qwen3moe", "qwen3moe.expert_feed_forward_length", 768},
+      {R"({"architectures":["OlmoeForCausalLM"],"attention_bias":false,"attention_dropout":0.0,"clip_qkv":null,
+           "eos_token_id":50279,"hidden_act":"silu","hidden_size":2048,"initializer_range":0.02,
+           "intermediate_size":1024,"max_position_embeddings":4096,"model_type":"olmoe","norm_topk_prob":false,
+           "num_attention_heads":16,"num_experts":64,"num_experts_per_tok":8,"num_hidden_layers":16,
+           "num_key_value_heads":16,"output_router_logits":false,"pad_token_id":1,"rms_norm_eps":1e-05,
+           "rope_scaling":null,"rope_theta":10000.0,"router_aux_loss_coef":0.01,"tie_word_embeddings":false,
+           "torch_dtype":"bfloat16","use_cache":true,"vocab_size":50304})",
+       "olmoe", "olmoe.expert_count", 64},
+      {R"({"architectures":["MixtralForCausalLM"],"attention_dropout":0.0,"bos_token_id":1,"eos_token_id":2,
+           "hidden_act":"silu","hidden_size":4096,"initializer_range":0.02,"intermediate_size":14336,
+           "max_position_embeddings":32768,"model_type":"mixtral","num_attention_heads":32,"num_experts_per_tok":2,
+           "num_hidden_layers":32,"num_key_value_heads":8,"num_local_experts":8,"output_router_logits":false,
+           "rms_norm_eps":1e-05,"rope_theta":1000000.0,"router_aux_loss_coef":0.02,"sliding_window":null,
+           "tie_word_embeddings":false,"torch_dtype":"bfloat16","use_cache":true,"vocab_size":32000})",
+       "llama", "llama.expert_used_count", 2},
+      {R"({"architectures":["Qwen2MoeForCausalLM"],"attention_dropout":0.0,"bos_token_id":151643,
+           "decoder_sparse_step":1,"eos_token_id":151643,"hidden_act":"silu","hidden_size":2048,
+           "initializer_range":0.02,"intermediate_size":5632,"max_position_embeddings":8192,"max_window_layers":21,
+           "model_type":"qwen2_moe","moe_intermediate_size":1408,"norm_topk_prob":false,"num_attention_heads":16,
+           "num_experts":60,"num_experts_per_tok":4,"num_hidden_layers":24,"num_key_value_heads":16,
+           "output_router_logits":false,"rms_norm_eps":1e-06,"rope_theta":1000000.0,"router_aux_loss_coef":0.001,
+           "shared_expert_intermediate_size":5632,"sliding_window":32768,"tie_word_embeddings":false,
+           "torch_dtype":"bfloat16","use_cache":true,"use_sliding_window":false,"vocab_size":151936})",
+       "qwen2moe", "qwen2moe.expert_shared_feed_forward_length", 5632},
+      {R"({"architectures":["MistralForCausalLM"],"attention_dropout":0.0,"bos_token_id":1,"eos_token_id":2,
+           "head_dim":128,"hidden_act":"silu","hidden_size":4096,"initializer_range":0.02,"intermediate_size":14336,
+           "max_position_embeddings":32768,"model_type":"mistral","num_attention_heads":32,"num_hidden_layers":32,
+           "num_key_value_heads":8,"rms_norm_eps":1e-05,"rope_theta":1000000.0,"sliding_window":null,
+           "tie_word_embeddings":false,"torch_dtype":"bfloat16","use_cache":true,"vocab_size":32768})",
+       "llama", "llama.attention.head_count_kv", 8},
+      {R"({"architectures":["LlamaForCausalLM"],"attention_bias":false,"bos_token_id":1,"eos_token_id":2,
+           "hidden_act":"silu","hidden_size":2048,"initializer_range":0.02,"intermediate_size":5632,
+           "max_position_embeddings":2048,"model_type":"llama","num_attention_heads":32,"num_hidden_layers":22,
+           "num_key_value_heads":4,"pretraining_tp":1,"rms_norm_eps":1e-05,"rope_scaling":null,
+           "tie_word_embeddings":false,"torch_dtype":"bfloat16","use_cache":true,"vocab_size":32000})",
+       "llama", "llama.rope.freq_base", 10000},
+  };
+  for (const Case& c : cases) {
+    const HfConfig config = parse_hf_config(c.json, "m");
+    EXPECT_EQ(config.arch, c.arch) << c.json;
+    EXPECT_EQ(config.metadata.get_double(c.key), c.value) << c.key;
+  }
+}
+
 TEST(HfTensorNames, TransformersPathsMapToLlamaCppNames) {
   EXPECT_EQ(gguf_name_of_hf_tensor("model.embed_tokens.weight"), "token_embd.weight");
   EXPECT_EQ(gguf_name_of_hf_tensor("model.layers.12.self_attn.k_proj.bias"), "blk.12.attn_k.bias");
