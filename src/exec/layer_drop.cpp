@@ -7,12 +7,6 @@
 namespace synapse::exec {
 namespace {
 
-bool in_layer(ir::RegionKindTag tag) {
-  using ir::RegionKindTag;
-  return tag == RegionKindTag::Attention || tag == RegionKindTag::Mlp || tag == RegionKindTag::Router ||
-         tag == RegionKindTag::Expert || tag == RegionKindTag::Merge;
-}
-
 bool contains(const std::vector<ir::ValueId>& values, ir::ValueId v) {
   return std::find(values.begin(), values.end(), v) != values.end();
 }
@@ -33,29 +27,46 @@ std::optional<ir::ValueId> residual_input(const ir::Graph& graph, const ir::Regi
 
 }  // namespace
 
+bool in_layer(ir::RegionKindTag tag) {
+  using ir::RegionKindTag;
+  return tag == RegionKindTag::Attention || tag == RegionKindTag::Mlp || tag == RegionKindTag::Router ||
+         tag == RegionKindTag::Expert || tag == RegionKindTag::Merge;
+}
+
+uint32_t layer_count(const ir::Graph& graph) {
+  uint32_t n_layer = 0;
+  for (const ir::Region& region : graph.regions)
+    if (in_layer(region.kind.tag)) n_layer = std::max(n_layer, region.kind.layer + 1);
+  return n_layer;
+}
+
 LayerDrop plan_layer_drop(const ir::Graph& graph, std::span<const uint32_t> layers) {
   LayerDrop drop;
   drop.layers.assign(layers.begin(), layers.end());
   std::sort(drop.layers.begin(), drop.layers.end());
   drop.layers.erase(std::unique(drop.layers.begin(), drop.layers.end()), drop.layers.end());
-  uint32_t n_layer = 0;
-  for (const ir::Region& region : graph.regions)
-    if (in_layer(region.kind.tag)) n_layer = std::max(n_layer, region.kind.layer + 1);
+  const uint32_t n_layer = layer_count(graph);
   for (uint32_t layer : drop.layers)
     if (layer >= n_layer)
       throw Error(ErrorKind::Usage, "cannot drop layer " + std::to_string(layer) + ": the model has " +
                                         std::to_string(n_layer) + " layers (0.." + std::to_string(n_layer - 1) + ")");
   if (drop.empty()) return drop;
-
-  const size_t n_regions = graph.regions.size();
-  std::vector<bool> dropped(n_regions, false);
-  std::vector<int64_t> region_of(graph.nodes.size(), -1);
-  std::vector<int64_t> producer(graph.values.size(), -1);
-  for (size_t r = 0; r < n_regions; ++r) {
+  std::vector<bool> dropped(graph.regions.size(), false);
+  for (size_t r = 0; r < graph.regions.size(); ++r) {
     const ir::Region& region = graph.regions[r];
     dropped[r] = in_layer(region.kind.tag) && std::binary_search(drop.layers.begin(), drop.layers.end(), region.kind.layer);
-    for (ir::NodeId id : region.members) region_of[id.index] = static_cast<int64_t>(r);
   }
+  plan_dropped_regions(graph, dropped, std::vector<bool>(graph.regions.size(), false), {}, drop);
+  return drop;
+}
+
+void plan_dropped_regions(const ir::Graph& graph, const std::vector<bool>& dropped, const std::vector<bool>& absent,
+                          std::span<const ir::ValueId> handed_on, LayerDrop& drop) {
+  const size_t n_regions = graph.regions.size();
+  std::vector<int64_t> region_of(graph.nodes.size(), -1);
+  std::vector<int64_t> producer(graph.values.size(), -1);
+  for (size_t r = 0; r < n_regions; ++r)
+    for (ir::NodeId id : graph.regions[r].members) region_of[id.index] = static_cast<int64_t>(r);
   for (size_t n = 0; n < graph.nodes.size(); ++n)
     if (graph.nodes[n].result) producer[graph.nodes[n].result->index] = static_cast<int64_t>(n);
 
@@ -65,9 +76,14 @@ LayerDrop plan_layer_drop(const ir::Graph& graph, std::span<const uint32_t> laye
   for (size_t n = 0; n < graph.nodes.size(); ++n)
     if (region_of[n] < 0 || !dropped[static_cast<size_t>(region_of[n])])
       for (ir::ValueId operand : graph.nodes[n].operands) needed[operand.index] = true;
+  for (ir::ValueId value : handed_on) needed[value.index] = true;
   drop.regions.resize(n_regions);
   for (size_t r = n_regions; r-- > 0;) {  // consumers come after producers
     if (!dropped[r]) continue;
+    if (absent[r]) {  // its outputs come from elsewhere, or go nowhere here
+      drop.regions[r] = ir::OutputsAbsent{};
+      continue;
+    }
     const ir::Region& region = graph.regions[r];
     std::vector<ir::ValueId> kept;
     for (ir::ValueId output : region.boundary.outputs)
@@ -100,11 +116,10 @@ LayerDrop plan_layer_drop(const ir::Graph& graph, std::span<const uint32_t> laye
     for (ir::SlotId s : b.state_writes) drop.slots[s.index] = false;
     for (ir::SlotId s : b.state_reads) drop.slots[s.index] = false;
   }
-  return drop;
 }
 
 std::string LayerDrop::mode() const {
-  if (empty()) return "";
+  if (empty() || placed) return "";
   std::string text = numerical_mode();
   text += " (layer";
   text += layers.size() > 1 ? "s " : " ";

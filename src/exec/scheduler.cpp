@@ -76,6 +76,19 @@ RegionScheduler::RegionScheduler(const Model& model, const KernelRegistry& kerne
     if (std::get<ir::Output>(node.op).kind == ir::OutputKind::Logits) logits_ = node.operands[0];
   }
   if (!logits_.valid()) throw Error(ErrorKind::InvalidValue, "the graph has no logits output");
+  for (size_t r = 0; r < graph.regions.size(); ++r) {
+    const ir::Region& region = graph.regions[r];
+    if (region.kind.tag == ir::RegionKindTag::Embedding && region.boundary.outputs.size() == 1) {
+      embedding_ = ir::RegionId{static_cast<uint32_t>(r)};
+      embedding_out_ = region.boundary.outputs[0];
+    } else if (region.kind.tag == ir::RegionKindTag::Logits && region.boundary.inputs.size() == 1) {
+      head_input_ = region.boundary.inputs[0];
+    }
+  }
+  if (embedding_out_.valid()) hidden_width_ = graph.value(embedding_out_).type.shape.back().size;
+  if ((drop_.hidden_in && !embedding_out_.valid()) || (drop_.hidden_out && !head_input_.valid()))
+    throw Error(ErrorKind::InvalidValue, "the graph has no single residual stream between its embedding and output "
+                                         "head to split into pipeline stages");
   // Several sequences' logits rows are gathered before their product.
   if (logits_rows_ > 1) {
     const ir::Node& logits = graph.node(graph.value(logits_).producer);
@@ -113,6 +126,18 @@ std::span<const float> RegionScheduler::run(const StepInput& input, KvState& kv,
     value.present = true;
   }
 
+  if (drop_.hidden_in) {
+    if (input.hidden.size() != static_cast<size_t>(tokens * hidden_width_))
+      throw Error(ErrorKind::InvalidValue, "a stage step of " + std::to_string(tokens) + " tokens takes " +
+                                               std::to_string(tokens * hidden_width_) + " hidden values, not " +
+                                               std::to_string(input.hidden.size()));
+    TensorRef& h = values_[embedding_out_.index];
+    std::copy(input.hidden.begin(), input.hidden.end(), h.data);
+    h.rows = tokens;
+    h.cols = hidden_width_;
+    h.present = true;
+  }
+
   StepContext ctx{graph, weights_, kv, values_, scratch_, tokens, accumulation_};
   ctx.output_rows = input.output_rows;
   ctx.sequences = input.sequences;
@@ -121,8 +146,10 @@ std::span<const float> RegionScheduler::run(const StepInput& input, KvState& kv,
     if (cancel && cancel->load(std::memory_order_relaxed)) throw Cancelled();
     const auto start = std::chrono::steady_clock::now();
     ctx.weight_bytes_loaded = {};
+    if (drop_.hidden_in && id == embedding_) continue;  // its output came with the step
     const RegionOutcome outcome = run_region(ctx, id);
-    if (!listener_) continue;
+    // A stage's trace holds its own regions only.
+    if (!listener_ || (drop_.placed && drop_.dropped(id))) continue;
     const ir::Region& region = graph.regions[id.index];
     RegionEvent event;
     event.step = input.step;
@@ -135,7 +162,7 @@ std::span<const float> RegionScheduler::run(const StepInput& input, KvState& kv,
     event.outcome = outcome;
     event.provenance = region.activation.provenance;
     event.dropped = drop_.dropped(id);
-    event.quality_bounded = !drop_.empty();
+    event.quality_bounded = !drop_.empty() && !drop_.placed;
     event.duration_ns =
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
     event.weight_bytes_touched = outcome == RegionOutcome::Executed ? weight_bytes_[id.index].touched(tokens) : 0;
@@ -145,8 +172,8 @@ std::span<const float> RegionScheduler::run(const StepInput& input, KvState& kv,
     event.kernel = kernels_[id.index]->name();
     listener_(event, values_);
   }
-  const TensorRef& logits = values_[logits_.index];
-  return {logits.data, static_cast<size_t>(logits.present ? logits.elements() : 0)};
+  const TensorRef& out = values_[(drop_.hidden_out ? head_input_ : logits_).index];
+  return {out.data, static_cast<size_t>(out.present ? out.elements() : 0)};
 }
 
 RegionOutcome RegionScheduler::run_region(StepContext& ctx, ir::RegionId id) {

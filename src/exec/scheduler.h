@@ -82,6 +82,10 @@ struct StepInput {
   // state (output_rows then counts per sequence). Empty: one sequence, the
   // kv run() is given.
   std::span<const StepSequence> sequences{};
+  // A pipeline stage that does not embed (LayerDrop::hidden_in): the
+  // previous stage's hidden vectors, [tokens, hidden_width()], in place of
+  // the embedding's output.
+  std::span<const float> hidden{};
 };
 
 class RegionScheduler {
@@ -96,9 +100,12 @@ class RegionScheduler {
 
   // Runs one step of 1..chunk tokens against kv and returns its logits rows
   // [output rows, vocab], valid until the next step; empty when the logits
-  // are absent (a region they need did not run). Throws Error(InvalidValue)
-  // before any compute for a step that asks for more logits rows than
-  // planned; Cancelled, between regions, once *cancel is true.
+  // are absent (a region they need did not run). A pipeline stage that
+  // hands its hidden vectors on (LayerDrop::hidden_out) returns them
+  // instead, [tokens, hidden_width()]. Throws Error(InvalidValue) before any
+  // compute for a step that asks for more logits rows than planned, or whose
+  // hidden vectors are not [tokens, hidden_width()] where the stage takes
+  // them; Cancelled, between regions, once *cancel is true.
   std::span<const float> run(const StepInput& input, KvState& kv, const std::atomic<bool>* cancel = nullptr);
 
   void set_listener(RegionListener listener) { listener_ = std::move(listener); }
@@ -111,6 +118,8 @@ class RegionScheduler {
   const LayerDrop& layer_drop() const { return drop_; }
   const RegionKernel& kernel(ir::RegionId region) const { return *kernels_.at(region.index); }
   int64_t chunk() const { return chunk_; }
+  // The width of the residual stream a pipeline stage receives and hands on.
+  int64_t hidden_width() const { return hidden_width_; }
   int64_t logits_rows() const { return logits_rows_; }
   uint64_t arena_bytes() const { return plan_.arena_floats * sizeof(float); }
   // The arena and the ops' scratch: what a step works in.
@@ -146,6 +155,12 @@ class RegionScheduler {
   std::unique_ptr<float[]> arena_;
   std::vector<TensorRef> values_;
   ir::ValueId logits_;
+  // Pipeline stages: the embedding's output (taken from the step's hidden
+  // vectors) and the output head's input (handed on).
+  ir::RegionId embedding_;
+  ir::ValueId embedding_out_;
+  ir::ValueId head_input_;
+  int64_t hidden_width_ = 0;
   RegionListener listener_;
   RouteGather gather_;  // routed regions run on their tokens only
   std::unique_ptr<memory::WeightResidency> residency_;

@@ -17,6 +17,14 @@ int64_t vocabulary_of(const ir::Graph& graph) {
   throw Error(ErrorKind::InvalidValue, "the graph has no token embedding");
 }
 
+// What runs here: the layers a stage owns, or the model less dropped layers.
+LayerDrop session_plan(const ir::Graph& graph, const SessionOptions& options) {
+  if (!options.stage) return plan_layer_drop(graph, options.drop_layers);
+  if (!options.drop_layers.empty())
+    throw Error(ErrorKind::Usage, "a pipeline stage cannot drop layers as well");
+  return plan_stage(graph, *options.stage);
+}
+
 const KernelRegistry& reference_kernels() {
   static const KernelRegistry registry;
   return registry;
@@ -28,7 +36,7 @@ Session::Session(const Model& model, SessionOptions options)
     : model_(model),
       scheduler_(model, options.kernels ? *options.kernels : reference_kernels(), options.accumulation,
                  options.all_logits ? model.graph.bounds.at("chunk") : options.logits_rows,
-                 plan_layer_drop(model.graph, options.drop_layers)),
+                 session_plan(model.graph, options)),
       memory_(admit_memory(model, scheduler_,
                            KvState(model.graph, model.graph.bounds.at("max_ctx"), options.kv,
                                    scheduler_.layer_drop().slots),
@@ -78,7 +86,8 @@ void Session::check(const Sequence& sequence, std::span<const int32_t> tokens) c
 }
 
 template <class OnRows>
-void Session::run_chunks(std::span<const int32_t> tokens, int64_t output_rows, OnRows&& rows) {
+void Session::run_chunks(std::span<const int32_t> tokens, int64_t output_rows, OnRows&& rows,
+                         std::span<const float> hidden) {
   Sequence& main = sequence(0);
   check(main, tokens);
   const int64_t start = main.position;
@@ -87,7 +96,8 @@ void Session::run_chunks(std::span<const int32_t> tokens, int64_t output_rows, O
     for (size_t done = 0; done < tokens.size();) {
       const size_t count = std::min(tokens.size() - done, static_cast<size_t>(chunk()));
       for (size_t t = 0; t < count; ++t) positions_[t] = static_cast<int32_t>(main.position + static_cast<int64_t>(t));
-      const StepInput step{tokens.subspan(done, count), std::span(positions_).first(count), steps_, output_rows};
+      StepInput step{tokens.subspan(done, count), std::span(positions_).first(count), steps_, output_rows};
+      if (!hidden.empty()) step.hidden = hidden.subspan(done * hidden_width(), count * hidden_width());
       const std::span<const float> logits = scheduler_.run(step, main.kv, &cancel_);
       if (logits.empty()) throw Error(ErrorKind::InvalidValue, "the step's logits are absent");
       rows(logits, count);
@@ -213,6 +223,22 @@ std::vector<float> Session::eval_all(std::span<const int32_t> tokens) {
   run_chunks(tokens, 0, [&](std::span<const float> logits, size_t) { all.insert(all.end(), logits.begin(), logits.end()); });
   std::copy(all.end() - static_cast<std::ptrdiff_t>(last_logits_.size()), all.end(), last_logits_.begin());
   return all;
+}
+
+std::span<const float> Session::eval_stage(std::span<const int32_t> tokens, std::span<const float> hidden) {
+  const LayerDrop& plan = scheduler_.layer_drop();
+  if (static_cast<int64_t>(tokens.size()) > chunk())
+    throw Error(ErrorKind::InvalidValue, "a stage step of " + std::to_string(tokens.size()) +
+                                             " tokens; the session's chunk is " + std::to_string(chunk()));
+  if (hidden.size() != (plan.hidden_in ? tokens.size() * static_cast<size_t>(hidden_width()) : 0))
+    throw Error(ErrorKind::InvalidValue, "a stage step of " + std::to_string(tokens.size()) + " tokens takes " +
+                                             (plan.hidden_in ? "its hidden vectors" : "no hidden vectors") + ", not " +
+                                             std::to_string(hidden.size()) + " values");
+  std::span<const float> out;
+  run_chunks(tokens, 1, [&](std::span<const float> values, size_t) { out = values; }, hidden);
+  if (plan.hidden_out) return out;
+  std::copy(out.end() - static_cast<std::ptrdiff_t>(last_logits_.size()), out.end(), last_logits_.begin());
+  return last_logits_;
 }
 
 std::span<const float> Session::eval_last(std::span<const int32_t> tokens, int64_t rows) {

@@ -14,6 +14,7 @@
 #include "exec/kernel_registry.h"
 #include "exec/kv_state.h"
 #include "exec/memory_admission.h"
+#include "exec/pipeline_stage.h"
 #include "exec/scheduler.h"
 #include "model/model.h"
 
@@ -36,6 +37,10 @@ struct SessionOptions {
   // Layers that never run (--drop-layers, layer_drop.h): a QualityBounded
   // session. Throws Error(Usage) for a layer the model does not have.
   std::vector<uint32_t> drop_layers;
+  // A pipeline stage (pipeline_stage.h): the layers this session runs, the
+  // others being placed on other stages; evaluate with eval_stage. Not with
+  // drop_layers (Error(Usage)).
+  std::optional<StageRange> stage;
 };
 
 // A sequence of a session: sequence 0 exists from the start; fork() makes
@@ -72,6 +77,16 @@ class Session {
   // valid until the next call. Throws Error(InvalidValue) for rows outside
   // [1, tokens] or past the session's logits_rows, or tokens past one chunk.
   std::span<const float> eval_last(std::span<const int32_t> tokens, int64_t rows);
+
+  // A pipeline stage's step (SessionOptions::stage) of 1..chunk() tokens at
+  // the next positions, with the previous stage's hidden vectors [tokens,
+  // hidden_width()] when this stage does not embed (else empty). Returns
+  // this stage's hidden vectors [tokens, hidden_width()] when a later stage
+  // follows, else the last token's logits; valid until the next call.
+  // Throws as eval, and Error(InvalidValue) for more than a chunk of tokens
+  // or hidden vectors of the wrong size.
+  std::span<const float> eval_stage(std::span<const int32_t> tokens, std::span<const float> hidden);
+  int64_t hidden_width() const { return scheduler_.hidden_width(); }
 
   // Several sequences in one pass over the regions (weights read once for
   // all): each entry's tokens at its sequence's next positions, at most one
@@ -136,7 +151,8 @@ class Session {
   // Runs tokens in chunks; for each chunk, hands the logits rows of its
   // last output_rows tokens (0: all) to `rows`.
   template <class OnRows>
-  void run_chunks(std::span<const int32_t> tokens, int64_t output_rows, OnRows&& rows);
+  void run_chunks(std::span<const int32_t> tokens, int64_t output_rows, OnRows&& rows,
+                  std::span<const float> hidden = {});
 
   const Model& model_;
   RegionScheduler scheduler_;
