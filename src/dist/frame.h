@@ -1,0 +1,62 @@
+// The messages between pipeline stages (SPEC §11): per step one frame per
+// hop, a fixed header then the step's token ids and, for hidden vectors, the
+// rows the stage hands on (F32, or F16 with --wire f16, a numerical mode of
+// its own). A receiver checks what it got before use: the session, the
+// epoch (a frame of an earlier epoch is stale) and the plan fingerprint
+// (every stage must run the same model, split and wire), so a mismatched
+// rank fails with a clear error instead of computing garbage.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace synapse::dist {
+
+enum class FrameKind : uint8_t {
+  Hidden = 1,  // a step's tokens and the hidden vectors the next stage takes
+  Token = 2,   // the token the last stage sampled, back to the first
+  Stop = 3,    // the run is over: stages leave their loops
+};
+
+enum class Wire : uint8_t { F32 = 0, F16 = 1 };
+const char* to_string(Wire wire);
+
+struct FrameHeader {
+  FrameKind kind = FrameKind::Hidden;
+  Wire wire = Wire::F32;
+  bool wants_token = false;  // the last stage samples after this step
+  uint64_t session = 0;
+  uint32_t epoch = 0;
+  uint64_t step = 0;
+  int64_t position = 0;  // of the step's first token
+  uint32_t tokens = 0;
+  uint32_t width = 0;  // hidden values per token (0 but for Hidden frames)
+  uint64_t plan = 0;   // plan fingerprint
+};
+
+struct Frame {
+  FrameHeader header;
+  std::vector<int32_t> tokens;
+  std::vector<float> hidden;  // [tokens, width], as F32 whatever the wire
+};
+
+// What a receiver expects of every frame.
+struct FrameExpectation {
+  uint64_t session = 0;
+  uint32_t epoch = 0;
+  uint64_t plan = 0;
+};
+
+// The bytes of a frame; hidden is [header.tokens, header.width] and goes on
+// the wire as header.wire says.
+std::vector<uint8_t> encode_frame(const FrameHeader& header, std::span<const int32_t> tokens,
+                                  std::span<const float> hidden);
+
+// Throws Error: Truncated or InvalidValue for bytes that are not a whole
+// frame of this format; InvalidValue for another session, a stale (or
+// future) epoch, or another plan fingerprint, each naming both values.
+Frame decode_frame(std::span<const uint8_t> bytes, const FrameExpectation& expect);
+
+}  // namespace synapse::dist
