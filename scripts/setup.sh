@@ -14,6 +14,7 @@ packages=(
   curl chromium                        # the server's tests: curl, the chat page in headless Chromium
   ca-certificates xxd                  # xxd: bench/peer/install.sh checksum
   gnuplot-nox                          # bench/run: ratios.png
+  openmpi-bin libopenmpi-dev           # synapse-mpi only: pipeline stages on MPI ranks
 )
 
 sudo_cmd=()

@@ -15,7 +15,9 @@
 #include "cli/layer_drop_flag.h"
 #include "cli/memory_flags.h"
 #include "cli/model_path.h"
+#include "cli/pipeline_flags.h"
 #include "cli/quantize_at_load.h"
+#include "cli/run_output.h"
 #include "cli/weight_warmup.h"
 #include "cli/sampling_flags.h"
 #include "exec/region_trace.h"
@@ -60,6 +62,7 @@ struct RunFlags {
   bool speculative() const { return !model_draft.empty() || lookup_ngram > 0; }
   // Continuations of the prompt decoded together in batched steps.
   int32_t parallel = 1;
+  PipelineFlags pipeline;  // stages on MPI ranks (synapse-mpi)
 };
 
 std::vector<int32_t> parse_ids(const std::string& text) {
@@ -100,38 +103,6 @@ std::unique_ptr<Tokenizer> tokenizer_for(const std::string& path, const std::str
     return nullptr;
   }
 }
-
-// llama.cpp's closing timings on stderr: the prompt's evaluation, then the
-// generated tokens' (each but the last is evaluated; the first is sampled
-// from the prompt's logits).
-class RunTimer {
- public:
-  RunTimer() : start_(Clock::now()) {}
-  void token_chosen() {
-    if (!first_token_) first_token_ = Clock::now();
-  }
-  // From the first token chosen until now.
-  int64_t decode_ns() const {
-    const Clock::time_point end = Clock::now();
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(end - first_token_.value_or(end)).count();
-  }
-  void print(size_t prompt_tokens, size_t generated_tokens) const {
-    const Clock::time_point end = Clock::now();
-    const Clock::time_point first = first_token_.value_or(end);
-    print_line("prompt eval", prompt_tokens, first - start_);
-    print_line("eval", generated_tokens > 0 ? generated_tokens - 1 : 0, end - first);
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  static void print_line(const char* what, size_t tokens, Clock::duration took) {
-    const double ms = std::chrono::duration<double, std::milli>(took).count();
-    std::fprintf(stderr, "synapse run: %11s: %5zu tokens, %10.2f ms, %8.2f tok/s\n", what, tokens, ms,
-                 ms > 0 ? 1000.0 * static_cast<double>(tokens) / ms : 0.0);
-  }
-  Clock::time_point start_;
-  std::optional<Clock::time_point> first_token_;
-};
 
 class LogitsDump {
  public:
@@ -187,10 +158,37 @@ void print_speculative_stats(const SpeculativeStats& stats, size_t generated) {
                generated > 1 ? static_cast<double>(stats.target_passes) / static_cast<double>(generated - 1) : 0.0);
 }
 
-// Ids on one line, space-separated.
-void print_id_line(std::span<const int32_t> ids) {
-  for (size_t i = 0; i < ids.size(); ++i) std::printf(i ? " %d" : "%d", ids[i]);
-  std::printf("\n");
+PrintOptions print_options(const RunFlags& f) { return {f.raw, !f.no_display_prompt, f.print_ids}; }
+
+// mpirun -np R synapse-mpi run: this rank's stage of the pipeline; rank 0
+// prints as a single-process run does, the others print nothing.
+int run_pipelined(const RunFlags& f, dist::Transport& transport, const Model& model, const exec::SessionOptions& options,
+                  std::span<const int32_t> prompt, const Tokenizer* tokenizer) {
+  if (f.speculative() || f.parallel > 1 || !f.dump_logits.empty() || !f.trace_regions.empty() || f.plan)
+    throw Error(ErrorKind::Usage, "a pipelined run takes none of -md, --lookup-ngram, --parallel, --dump-logits, "
+                                  "--trace-regions, --plan (yet)");
+  const dist::PipelineOptions pipeline = pipeline_options(f.pipeline, model, transport.size());
+  GenerationOptions gen;
+  gen.n_predict = f.n_predict;
+  if (!f.ignore_eos && model.info.eos_token) gen.stop_tokens = {*model.info.eos_token};
+  const bool first = transport.rank() == 0;
+  TokenPrinter printer(print_options(f), tokenizer);
+  if (first) printer.prompt(prompt);
+  RunTimer timer;
+  gen.on_token = [&](int32_t id) {
+    timer.token_chosen();
+    printer.token(id);
+  };
+  const std::vector<int32_t> ids =
+      dist::run_pipeline_generation(transport, model, options, pipeline, sampling_params(f.sampling), prompt, gen);
+  if (!first) return kExitOk;
+  printer.finish(ids);
+  std::fflush(stdout);
+  timer.print(prompt.size(), ids.size());
+  std::fprintf(stderr, "synapse run: %d ranks, layers", transport.size());
+  for (const exec::StageRange& r : pipeline.ranges) std::fprintf(stderr, " %u-%u", r.first_layer, r.end_layer - 1);
+  std::fprintf(stderr, ", wire %s\n", dist::to_string(pipeline.wire));
+  return kExitOk;
 }
 
 // --parallel P: P continuations in batched steps, printed when all are
@@ -266,6 +264,8 @@ int run(const RunFlags& f) {
   options.all_logits = !f.dump_logits.empty();
   if (f.speculative()) options.logits_rows = f.draft_max + 1;
   if (f.parallel > 1) options.logits_rows = f.parallel;
+  if (dist::Transport* transport = pipeline_transport(f.pipeline))
+    return run_pipelined(f, *transport, model, options, prompt, tokenizer.get());
   exec::Session session(model, options);
   if (f.plan) {
     std::fputs(session.memory_plan().c_str(), stdout);
@@ -287,19 +287,12 @@ int run(const RunFlags& f) {
   GenerationOptions gen;
   gen.n_predict = f.n_predict;
   if (!f.ignore_eos && model.info.eos_token) gen.stop_tokens = {*model.info.eos_token};
-  // Text goes out as valid UTF-8 unless --raw asks for the exact bytes.
-  Utf8Stream text(f.raw ? Utf8Stream::Invalid::Keep : Utf8Stream::Invalid::Replace);
-  const auto print_text = [](const std::string& bytes) { std::fwrite(bytes.data(), 1, bytes.size(), stdout); };
-  if (tokenizer && !f.no_display_prompt) {  // the prompt first, as llama.cpp prints it
-    print_text(text.push(tokenizer->decode(prompt)));
-    std::fflush(stdout);
-  }
+  TokenPrinter printer(print_options(f), tokenizer.get());
+  printer.prompt(prompt);
   RunTimer timer;
   gen.on_token = [&](int32_t id) {
     timer.token_chosen();
-    if (tokenizer) print_text(text.push(tokenizer->token_to_piece(id)));
-    else if (!f.print_ids) std::printf("%d ", id);
-    std::fflush(stdout);
+    printer.token(id);
   };
   if (dump) {
     gen.keep_prompt_logits = true;
@@ -317,9 +310,7 @@ int run(const RunFlags& f) {
   const std::vector<int32_t> ids =
       drafter ? generate_speculative(session, sampler, prompt, gen, *drafter, {f.draft_max, f.draft_min}, stats)
               : generate(session, sampler, prompt, gen);
-  if (tokenizer) print_text(text.flush());
-  if (tokenizer || !f.print_ids) std::printf("\n");
-  if (f.print_ids) print_id_line(ids);
+  printer.finish(ids);
   if (dump) dump->close();
   if (trace && drafter)
     trace->write(exec::SpeculationTotals{stats.drafted, stats.accepted, stats.target_passes,
@@ -347,6 +338,7 @@ Register reg{{"run", "Generate tokens from a prompt through the region scheduler
                 app.add_option("--tokenizer", f->tokenizer,
                                "tokenizer file (tokenizer.json, tokenizer.model or a GGUF) instead of the model's own")
                     ->check(CLI::ExistingFile);
+                add_pipeline_flags(app, f->pipeline);
                 app.add_option("--quantize", f->quantize,
                                "TYPE (q8_0, q4_k_m, ...): quantize the model as it loads, as `synapse convert "
                                "--type TYPE` (a Hugging Face folder) or `synapse quantize` (a GGUF) would");

@@ -26,6 +26,10 @@ struct Command {
 
 std::vector<Command>& registry();
 
+// Parses argv into one registered command and runs it: its exit code
+// (kExitUsage for bad flags). `program` names the binary in messages.
+int run_cli(int argc, char** argv, const char* program);
+
 struct Register {
   explicit Register(Command c) { registry().push_back(std::move(c)); }
 };

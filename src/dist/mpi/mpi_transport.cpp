@@ -1,0 +1,69 @@
+#include "dist/mpi/mpi_transport.h"
+
+#include <mpi.h>
+
+#include <climits>
+#include <string>
+#include <thread>
+
+#include "synapse/error.h"
+
+namespace synapse::dist {
+namespace {
+
+constexpr int kTag = 7;
+
+void check(int code, const char* what) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  throw Error(ErrorKind::Io, std::string(what) + ": " + std::string(text, static_cast<size_t>(length)));
+}
+
+}  // namespace
+
+MpiTransport::MpiTransport(int* argc, char*** argv) {
+  check(MPI_Init(argc, argv), "MPI_Init");
+  // Errors come back as codes (and typed exceptions), not as an abort inside MPI.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+MpiTransport::~MpiTransport() { MPI_Finalize(); }
+
+void MpiTransport::send(int to, std::span<const uint8_t> bytes) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    throw Error(ErrorKind::Overflow, "a frame of " + std::to_string(bytes.size()) + " bytes for one MPI message");
+  check(MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, kTag, MPI_COMM_WORLD),
+        ("MPI_Send to rank " + std::to_string(to)).c_str());
+}
+
+std::vector<uint8_t> MpiTransport::receive(int from, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  MPI_Status status;
+  int arrived = 0;
+  for (int polls = 0;; ++polls) {
+    check(MPI_Iprobe(from, kTag, MPI_COMM_WORLD, &arrived, &status), "MPI_Iprobe");
+    if (arrived) break;
+    if (std::chrono::steady_clock::now() > deadline)
+      throw Error(ErrorKind::Io, "rank " + std::to_string(from) + " sent nothing within " +
+                                     std::to_string(timeout.count() / 1000.0) + " s: it died or hangs");
+    // Spin briefly (a decode step's frame is due soon), then yield the core.
+    if (polls > 2000) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  std::vector<uint8_t> bytes(static_cast<size_t>(count));
+  check(MPI_Recv(bytes.data(), count, MPI_BYTE, from, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+        ("MPI_Recv from rank " + std::to_string(from)).c_str());
+  return bytes;
+}
+
+void MpiTransport::abort(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);  // MPI_Abort does not return; should it, leave anyway
+}
+
+}  // namespace synapse::dist

@@ -1,0 +1,31 @@
+// The Transport over MPI (OpenMPI): ranks of MPI_COMM_WORLD, one message
+// per frame. Built into synapse-mpi only; nothing else links MPI.
+#pragma once
+
+#include "dist/transport.h"
+
+namespace synapse::dist {
+
+class MpiTransport : public Transport {
+ public:
+  // MPI_Init; throws Error(Io) when MPI cannot start.
+  MpiTransport(int* argc, char*** argv);
+  ~MpiTransport() override;  // MPI_Finalize, unless aborted
+  MpiTransport(const MpiTransport&) = delete;
+  MpiTransport& operator=(const MpiTransport&) = delete;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  void send(int to, std::span<const uint8_t> bytes) override;
+  // Polls for the message (MPI has no receive with a timeout).
+  std::vector<uint8_t> receive(int from, std::chrono::milliseconds timeout) override;
+  // Ends every rank of the job (a failed rank must not leave the others
+  // waiting): MPI_Abort.
+  [[noreturn]] void abort(int code);
+
+ private:
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace synapse::dist

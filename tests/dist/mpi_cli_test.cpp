@@ -1,0 +1,112 @@
+// synapse-mpi under mpirun on loopback (skipped where OpenMPI is not
+// installed): 2 and 3 ranks give single-process `synapse run`'s tokens for
+// dense and MoE families; ranks of different splits refuse each other; a
+// rank that dies ends the job with an error; bad ranges are usage errors.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "support/command_runner.h"
+#include "support/temp_dir.h"
+#include "support/test_files.h"
+#include "synth/synth.h"
+
+namespace synapse {
+namespace {
+
+#ifdef SYNAPSE_MPI_PATH
+constexpr bool kHaveMpi = true;
+const std::string kMpi = SYNAPSE_MPI_PATH;
+const std::string kMpiexec = SYNAPSE_MPIEXEC;
+#else
+constexpr bool kHaveMpi = false;
+const std::string kMpi, kMpiexec;
+#endif
+
+#define SKIP_WITHOUT_MPI() \
+  if (!kHaveMpi) GTEST_SKIP() << "synapse-mpi was not built (OpenMPI absent): MPI tests skipped"
+
+const std::string kRun = "run --tokens '1 17 300 42 7' -n 24 --temp 0 --ids --ignore-eos --rank-timeout 20";
+
+// mpirun with loopback-friendly settings: root allowed, more ranks than
+// cores. Under the sanitizer build the ranks skip leak detection: OpenMPI
+// leaves its own allocations at exit.
+std::string mpirun(int ranks) {
+  return "ASAN_OPTIONS=detect_leaks=0 " + test::shell_quote(kMpiexec) +
+         " --allow-run-as-root --oversubscribe --mca btl self,tcp -np " + std::to_string(ranks) + " ";
+}
+
+std::string synth(const test::TempDir& dir, const std::string& arch) {
+  SynthOptions o;
+  o.arch = arch;
+  o.n_layer = 4;
+  o.seed = 13;
+  const std::string path = dir.file(arch + ".gguf");
+  synth_model(o, path);
+  return path;
+}
+
+class MpiRun : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(MpiRun, TwoAndThreeRanksGiveTheSingleProcessTokens) {
+  SKIP_WITHOUT_MPI();
+  const test::TempDir dir;
+  const std::string model = test::shell_quote(synth(dir, GetParam()));
+  const test::CommandResult single = test::run_command(test::shell_quote(SYNAPSE_CLI_PATH) + " " + kRun + " -m " + model + " 2>/dev/null");
+  ASSERT_EQ(single.exit_code, 0);
+  const std::vector<int32_t> expected = test::parse_ids(test::last_line(single.out));
+  ASSERT_EQ(expected.size(), 24u);
+  for (int ranks : {2, 3}) {
+    for (const char* split : {"--split bytes", "--split layer"}) {
+      const std::string err = dir.file("stderr.txt");
+      const test::CommandResult r = test::run_command(mpirun(ranks) + test::shell_quote(kMpi) + " " + kRun + " " +
+                                                      split + " -m " + model + " 2>" + test::shell_quote(err));
+      ASSERT_EQ(r.exit_code, 0) << r.out << test::run_command("cat " + test::shell_quote(err)).out;
+      EXPECT_EQ(test::parse_ids(test::last_line(r.out)), expected) << ranks << " ranks, " << split;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, MpiRun, ::testing::Values("qwen2", "llama", "olmoe"));
+
+TEST(MpiRunErrors, RanksOfDifferentSplitsRefuseEachOther) {
+  SKIP_WITHOUT_MPI();
+  const test::TempDir dir;
+  const std::string model = test::shell_quote(synth(dir, "qwen2"));
+  const std::string rank = test::shell_quote(kMpi) + " " + kRun + " -m " + model;
+  const test::CommandResult r = test::run_command(mpirun(1) + rank + " --ranks-layers 0-1,2-3 : -np 1 " + rank +
+                                                  " --ranks-layers 0-2,3-3 2>&1");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("plan fingerprint"), std::string::npos) << r.out;
+}
+
+TEST(MpiRunErrors, ARankThatDiesEndsTheJobWithAnError) {
+  SKIP_WITHOUT_MPI();
+  const test::TempDir dir;
+  const std::string model = test::shell_quote(synth(dir, "llama"));
+  const auto start = std::chrono::steady_clock::now();
+  const test::CommandResult r = test::run_command("timeout 60 " + mpirun(1) + test::shell_quote(kMpi) + " " + kRun +
+                                                  " -m " + model + " : -np 1 sh -c 'sleep 1; kill -9 $$' 2>&1");
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.exit_code, 124) << "the job hung until timeout(1) ended it";
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
+TEST(MpiRunErrors, RangesThatDoNotFitAreUsageErrors) {
+  SKIP_WITHOUT_MPI();
+  const test::TempDir dir;
+  const std::string model = test::shell_quote(synth(dir, "qwen2"));
+  const test::CommandResult r = test::run_command(mpirun(2) + test::shell_quote(kMpi) + " " + kRun + " -m " + model +
+                                                  " --ranks-layers 0-1,2-9 2>&1");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("the model has 4 layers"), std::string::npos) << r.out;
+  // Without mpirun's ranks, the pipeline flags say how to use them.
+  const test::CommandResult single = test::run_command(test::shell_quote(SYNAPSE_CLI_PATH) + " " + kRun + " -m " +
+                                                       model + " --ranks-layers 0-1,2-3 2>&1");
+  EXPECT_EQ(single.exit_code, 2);
+  EXPECT_NE(single.out.find("mpirun"), std::string::npos) << single.out;
+}
+
+}  // namespace
+}  // namespace synapse
