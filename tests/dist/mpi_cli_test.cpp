@@ -9,8 +9,8 @@
 
 #include "support/command_runner.h"
 #include "support/temp_dir.h"
+#include "support/tiny_model.h"
 #include "support/test_files.h"
-#include "synth/synth.h"
 
 namespace synapse {
 namespace {
@@ -37,22 +37,13 @@ std::string mpirun(int ranks) {
          " --allow-run-as-root --oversubscribe --mca btl self,tcp -np " + std::to_string(ranks) + " ";
 }
 
-std::string synth(const test::TempDir& dir, const std::string& arch) {
-  SynthOptions o;
-  o.arch = arch;
-  o.n_layer = 4;
-  o.seed = 13;
-  const std::string path = dir.file(arch + ".gguf");
-  synth_model(o, path);
-  return path;
-}
 
 class MpiRun : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(MpiRun, TwoAndThreeRanksGiveTheSingleProcessTokens) {
   SKIP_WITHOUT_MPI();
   const test::TempDir dir;
-  const std::string model = test::shell_quote(synth(dir, GetParam()));
+  const std::string model = test::shell_quote(test::write_tiny_layers(dir, GetParam(), 4, 13));
   const test::CommandResult single = test::run_command(test::shell_quote(SYNAPSE_CLI_PATH) + " " + kRun + " -m " + model + " 2>/dev/null");
   ASSERT_EQ(single.exit_code, 0);
   const std::vector<int32_t> expected = test::parse_ids(test::last_line(single.out));
@@ -73,7 +64,7 @@ INSTANTIATE_TEST_SUITE_P(Families, MpiRun, ::testing::Values("qwen2", "llama", "
 TEST(MpiRunErrors, RanksOfDifferentSplitsRefuseEachOther) {
   SKIP_WITHOUT_MPI();
   const test::TempDir dir;
-  const std::string model = test::shell_quote(synth(dir, "qwen2"));
+  const std::string model = test::shell_quote(test::write_tiny_layers(dir, "qwen2", 4, 13));
   const std::string rank = test::shell_quote(kMpi) + " " + kRun + " -m " + model;
   const test::CommandResult r = test::run_command(mpirun(1) + rank + " --ranks-layers 0-1,2-3 : -np 1 " + rank +
                                                   " --ranks-layers 0-2,3-3 2>&1");
@@ -84,7 +75,7 @@ TEST(MpiRunErrors, RanksOfDifferentSplitsRefuseEachOther) {
 TEST(MpiRunErrors, ARankThatDiesEndsTheJobWithAnError) {
   SKIP_WITHOUT_MPI();
   const test::TempDir dir;
-  const std::string model = test::shell_quote(synth(dir, "llama"));
+  const std::string model = test::shell_quote(test::write_tiny_layers(dir, "llama", 4, 13));
   const auto start = std::chrono::steady_clock::now();
   const test::CommandResult r = test::run_command("timeout 60 " + mpirun(1) + test::shell_quote(kMpi) + " " + kRun +
                                                   " -m " + model + " : -np 1 sh -c 'sleep 1; kill -9 $$' 2>&1");
@@ -96,7 +87,7 @@ TEST(MpiRunErrors, ARankThatDiesEndsTheJobWithAnError) {
 TEST(MpiRunErrors, RangesThatDoNotFitAreUsageErrors) {
   SKIP_WITHOUT_MPI();
   const test::TempDir dir;
-  const std::string model = test::shell_quote(synth(dir, "qwen2"));
+  const std::string model = test::shell_quote(test::write_tiny_layers(dir, "qwen2", 4, 13));
   const test::CommandResult r = test::run_command(mpirun(2) + test::shell_quote(kMpi) + " " + kRun + " -m " + model +
                                                   " --ranks-layers 0-1,2-9 2>&1");
   EXPECT_EQ(r.exit_code, 2) << r.out;

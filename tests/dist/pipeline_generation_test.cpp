@@ -12,6 +12,7 @@
 #include "kernels/cpu/cpu_target.h"
 #include "support/loopback_transport.h"
 #include "support/temp_dir.h"
+#include "support/tiny_model.h"
 #include "synapse/error.h"
 #include "synth/synth.h"
 
@@ -19,6 +20,7 @@ namespace synapse::dist {
 namespace {
 
 const std::vector<int32_t> kPrompt = {1, 17, 300, 42, 7, 99, 3};
+const SamplingParams kGreedy{.temp = 0};
 
 exec::SessionOptions cpu_options() {
   exec::SessionOptions options;
@@ -26,14 +28,9 @@ exec::SessionOptions cpu_options() {
   return options;
 }
 
+// A tiny `arch` model whose prompts go in several chunks.
 Model synth_layers(const test::TempDir& dir, const std::string& arch, uint32_t n_layer) {
-  SynthOptions options;
-  options.arch = arch;
-  options.n_layer = n_layer;
-  options.seed = 9;
-  const std::string path = dir.file(arch + ".gguf");
-  synth_model(options, path);
-  return load_model(path, {.max_ctx = 256, .chunk = 4});  // prompts go in several chunks
+  return load_model(test::write_tiny_layers(dir, arch, n_layer, 9), {.max_ctx = 256, .chunk = 4});
 }
 
 std::vector<int32_t> single_process(const Model& model, const SamplingParams& sampling, int32_t n) {
@@ -83,13 +80,11 @@ class PipelineGeneration : public ::testing::TestWithParam<const char*> {};
 TEST_P(PipelineGeneration, TwoAndThreeRanksGiveTheSingleProcessTokens) {
   const test::TempDir dir;
   const Model model = synth_layers(dir, GetParam(), 4);
-  SamplingParams greedy;
-  greedy.temp = 0;
   SamplingParams sampled;
   sampled.temp = 0.9f;
   sampled.repeat_penalty = 1.1f;
   sampled.seed = 42;
-  for (const SamplingParams& sampling : {greedy, sampled}) {
+  for (const SamplingParams& sampling : {kGreedy, sampled}) {
     const std::vector<int32_t> expected = single_process(model, sampling, 12);
     ASSERT_EQ(expected.size(), 12u);
     for (const auto& ranges : {std::vector<exec::StageRange>{{0, 2}, {2, 4}},
@@ -105,15 +100,13 @@ INSTANTIATE_TEST_SUITE_P(Families, PipelineGeneration, ::testing::Values("qwen2"
 TEST(PipelineGenerationErrors, RanksOfAnotherPlanOrEpochAreRefused) {
   const test::TempDir dir;
   const Model model = synth_layers(dir, "qwen2", 4);
-  SamplingParams greedy;
-  greedy.temp = 0;
   const PipelineOptions plan{.ranges = {{0, 2}, {2, 4}}, .timeout = std::chrono::milliseconds(1000)};
   PipelineOptions other_split = plan;
   other_split.ranges = {{0, 3}, {3, 4}};
   {
     test::LoopbackHub hub(2);
     try {
-      pipelined(model, plan, greedy, 4, hub, {plan, other_split});
+      pipelined(model, plan, kGreedy, 4, hub, {plan, other_split});
       FAIL() << "ranks of different splits ran together";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("plan fingerprint"), std::string::npos) << e.what();
@@ -123,7 +116,7 @@ TEST(PipelineGenerationErrors, RanksOfAnotherPlanOrEpochAreRefused) {
   later_epoch.epoch = 2;
   test::LoopbackHub hub(2);
   try {
-    pipelined(model, plan, greedy, 4, hub, {plan, later_epoch});
+    pipelined(model, plan, kGreedy, 4, hub, {plan, later_epoch});
     FAIL() << "a stale epoch was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("stale epoch 1, expected 2"), std::string::npos) << e.what();
@@ -133,14 +126,12 @@ TEST(PipelineGenerationErrors, RanksOfAnotherPlanOrEpochAreRefused) {
 TEST(PipelineGenerationErrors, ARankThatDiesEndsTheOthersWithinTheTimeout) {
   const test::TempDir dir;
   const Model model = synth_layers(dir, "llama", 4);
-  SamplingParams greedy;
-  greedy.temp = 0;
   const PipelineOptions plan{.ranges = {{0, 2}, {2, 4}}, .timeout = std::chrono::milliseconds(1500)};
   test::LoopbackHub hub(2);
   hub.kill(1);
   const auto start = std::chrono::steady_clock::now();
   try {
-    pipelined(model, plan, greedy, 4, hub);
+    pipelined(model, plan, kGreedy, 4, hub);
     FAIL() << "ran without rank 1";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::Io);

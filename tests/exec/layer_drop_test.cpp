@@ -16,22 +16,13 @@
 #include "kernels/ref/norm.h"
 #include "model/model.h"
 #include "support/temp_dir.h"
+#include "support/tiny_model.h"
 #include "synapse/error.h"
 #include "synth/synth.h"
 
 namespace synapse::exec {
 namespace {
 
-// A tiny `arch` model with n_layer layers.
-std::string synth_layers(const test::TempDir& dir, const std::string& arch, uint32_t n_layer) {
-  SynthOptions options;
-  options.arch = arch;
-  options.n_layer = n_layer;
-  options.seed = 7;
-  const std::string path = dir.file(arch + "-" + std::to_string(n_layer) + ".gguf");
-  synth_model(options, path);
-  return path;
-}
 
 SessionOptions cpu_options(std::vector<uint32_t> drop = {}) {
   SessionOptions options;
@@ -45,7 +36,7 @@ const std::vector<int32_t> kTokens = {1, 5, 9, 2, 7, 3, 11, 4};
 
 TEST(PlanLayerDrop, DenseLayerBypassesItsResidualRegionsAndLeavesOutItsWeightsAndSlots) {
   const test::TempDir dir;
-  const Model model = load_model(synth_layers(dir, "llama", 2));
+  const Model model = load_model(test::write_tiny_layers(dir, "llama", 2, 7));
   const LayerDrop drop = plan_layer_drop(model.graph, std::vector<uint32_t>{1, 1});
   EXPECT_EQ(drop.layers, std::vector<uint32_t>{1});
   EXPECT_EQ(drop.mode(), "QualityBounded (layer 1 dropped)");
@@ -64,7 +55,7 @@ TEST(PlanLayerDrop, DenseLayerBypassesItsResidualRegionsAndLeavesOutItsWeightsAn
 
 TEST(PlanLayerDrop, LayerTheModelDoesNotHaveIsAUsageError) {
   const test::TempDir dir;
-  const Model model = load_model(synth_layers(dir, "llama", 2));
+  const Model model = load_model(test::write_tiny_layers(dir, "llama", 2, 7));
   try {
     plan_layer_drop(model.graph, std::vector<uint32_t>{2});
     FAIL() << "layer 2 of 2 accepted";
@@ -114,7 +105,7 @@ class EveryLayerDropped : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(EveryLayerDropped, GivesTheOutputHeadOfTheEmbeddings) {
   const test::TempDir dir;
-  const Model model = load_model(synth_layers(dir, GetParam(), 2));
+  const Model model = load_model(test::write_tiny_layers(dir, GetParam(), 2, 7));
   SessionOptions options;  // the reference kernel: the ops computed above
   options.all_logits = true;
   options.drop_layers = {0, 1};
@@ -131,7 +122,7 @@ INSTANTIATE_TEST_SUITE_P(Arches, EveryLayerDropped, ::testing::Values("llama", "
 // kernel's (the stream is copied, not recomputed).
 TEST(SessionLayerDrop, CpuKernelsMatchTheReferenceKernelWithALayerDropped) {
   const test::TempDir dir;
-  const Model model = load_model(synth_layers(dir, "qwen2moe", 3));
+  const Model model = load_model(test::write_tiny_layers(dir, "qwen2moe", 3, 7));
   Session cpu(model, cpu_options({1}));
   SessionOptions reference_options;
   reference_options.all_logits = true;
@@ -146,7 +137,7 @@ TEST(SessionLayerDrop, CpuKernelsMatchTheReferenceKernelWithALayerDropped) {
 
 TEST(SessionLayerDrop, DroppedLayerReadsNoWeightsWritesNoKvAndIsQualityBounded) {
   const test::TempDir dir;
-  const Model model = load_model(synth_layers(dir, "olmoe", 2));
+  const Model model = load_model(test::write_tiny_layers(dir, "olmoe", 2, 7));
   Session full(model, cpu_options());
   Session dropped(model, cpu_options({0}));
   std::vector<RegionEvent> events;
@@ -173,7 +164,7 @@ TEST(SessionLayerDrop, DroppedLayerReadsNoWeightsWritesNoKvAndIsQualityBounded) 
 
 TEST(SessionLayerDrop, PagedSessionNeverLoadsADroppedLayersWeights) {
   const test::TempDir dir;
-  const Model model = load_model(synth_layers(dir, "llama", 2));
+  const Model model = load_model(test::write_tiny_layers(dir, "llama", 2, 7));
   SessionOptions options = cpu_options({1});
   Session resident(model, options);
   // Less than the working set and the weights the plan keeps: some page.

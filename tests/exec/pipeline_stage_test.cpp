@@ -13,21 +13,13 @@
 #include "kernels/cpu/cpu_target.h"
 #include "model/model.h"
 #include "support/temp_dir.h"
+#include "support/tiny_model.h"
 #include "synapse/error.h"
 #include "synth/synth.h"
 
 namespace synapse::exec {
 namespace {
 
-std::string synth_layers(const test::TempDir& dir, const std::string& arch, uint32_t n_layer) {
-  SynthOptions options;
-  options.arch = arch;
-  options.n_layer = n_layer;
-  options.seed = 3;
-  const std::string path = dir.file(arch + ".gguf");
-  synth_model(options, path);
-  return path;
-}
 
 SessionOptions cpu_options(std::optional<StageRange> stage = std::nullopt) {
   SessionOptions options;
@@ -61,7 +53,7 @@ class PipelineStages : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(PipelineStages, TwoAndThreeStagesGiveTheWholeModelsLogitsBitForBit) {
   const test::TempDir dir;
-  const Model model = load_model(synth_layers(dir, GetParam(), 4));
+  const Model model = load_model(test::write_tiny_layers(dir, GetParam(), 4, 3));
   const auto whole = staged_logits(model, {{0, 4}});
   EXPECT_EQ(staged_logits(model, {{0, 2}, {2, 4}}), whole);
   EXPECT_EQ(staged_logits(model, {{0, 1}, {1, 3}, {3, 4}}), whole);
@@ -75,7 +67,7 @@ INSTANTIATE_TEST_SUITE_P(Families, PipelineStages, ::testing::Values("llama", "q
 
 TEST(PipelineStagePlan, AStageReadsOnlyItsLayersWeightsAndSlots) {
   const test::TempDir dir;
-  const Model model = load_model(synth_layers(dir, "qwen2", 4));
+  const Model model = load_model(test::write_tiny_layers(dir, "qwen2", 4, 3));
   const LayerDrop middle = plan_stage(model.graph, {1, 3});
   EXPECT_TRUE(middle.placed && middle.hidden_in && middle.hidden_out);
   EXPECT_STREQ(middle.numerical_mode(), "EquivalentNumerics");
@@ -98,7 +90,7 @@ TEST(PipelineStagePlan, AStageReadsOnlyItsLayersWeightsAndSlots) {
 
 TEST(PipelineStagePlan, StageStepsCheckTheirHiddenVectors) {
   const test::TempDir dir;
-  const Model model = load_model(synth_layers(dir, "llama", 4));
+  const Model model = load_model(test::write_tiny_layers(dir, "llama", 4, 3));
   Session second(model, cpu_options(StageRange{2, 4}));
   const std::vector<int32_t> tokens = {1, 2};
   EXPECT_THROW(second.eval_stage(tokens, {}), Error);
@@ -119,7 +111,7 @@ TEST(PipelineStageRanges, ParseContiguousRangesCoveringTheModel) {
 
 TEST(PipelineStageRanges, SplitsBalanceLayersOrWeightBytes) {
   const test::TempDir dir;
-  const Model model = load_model(synth_layers(dir, "llama", 6));
+  const Model model = load_model(test::write_tiny_layers(dir, "llama", 6, 3));
   EXPECT_EQ(split_stages(model.graph, 2, SplitBy::Layers), (std::vector<StageRange>{{0, 3}, {3, 6}}));
   EXPECT_EQ(split_stages(model.graph, 3, SplitBy::Layers), (std::vector<StageRange>{{0, 2}, {2, 4}, {4, 6}}));
   EXPECT_EQ(split_stages(model.graph, 6, SplitBy::Bytes).size(), 6u);
