@@ -20,7 +20,11 @@ namespace synapse::dist {
 namespace {
 
 const std::vector<int32_t> kPrompt = {1, 17, 300, 42, 7, 99, 3};
-const SamplingParams kGreedy{.temp = 0};
+const SamplingParams kGreedy = [] {
+  SamplingParams p;
+  p.temp = 0;
+  return p;
+}();
 
 exec::SessionOptions cpu_options() {
   exec::SessionOptions options;
