@@ -62,7 +62,7 @@ std::optional<std::string> template_from_tokenizer_config(const std::string& tex
   if (it->is_string()) return it->get<std::string>();
   if (it->is_array()) {
     for (const auto& entry : *it) {
-      if (entry.is_object() && entry.value("name", "") == "default" && entry.contains("template") &&
+      if (entry.is_object() && entry.contains("name") && entry["name"] == "default" && entry.contains("template") &&
           entry["template"].is_string()) {
         return entry["template"].get<std::string>();
       }
@@ -92,16 +92,20 @@ std::string resolve_chat_template(std::string_view name_or_file) {
 std::optional<std::string> chat_template_from_hf_folder(const std::string& folder) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  const fs::path jinja = fs::path(folder) / "chat_template.jinja";
-  if (fs::is_regular_file(jinja, ec)) return read_file(jinja.string());
-  for (const char* name : {"chat_template.json", "tokenizer_config.json"}) {
+  // gguf-py's order: tokenizer_config.json, chat_template.jinja, chat_template.json.
+  const auto from_json = [&](const char* name) -> std::optional<std::string> {
     const fs::path path = fs::path(folder) / name;
-    if (!fs::is_regular_file(path, ec)) continue;
+    if (!fs::is_regular_file(path, ec)) return std::nullopt;
     const std::string text = read_file(path.string());
     const nlohmann::json config = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (config.is_object() && config.contains("chat_template")) return template_from_tokenizer_config(text, path.string());
-  }
-  return std::nullopt;
+    if (!config.is_object() || !config.contains("chat_template") || config["chat_template"].is_null())
+      return std::nullopt;
+    return template_from_tokenizer_config(text, path.string());
+  };
+  if (auto source = from_json("tokenizer_config.json")) return source;
+  const fs::path jinja = fs::path(folder) / "chat_template.jinja";
+  if (fs::is_regular_file(jinja, ec)) return read_file(jinja.string());
+  return from_json("chat_template.json");
 }
 
 std::optional<std::string> chat_template_from_gguf(const GgufFile& file) {

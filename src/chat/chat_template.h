@@ -64,9 +64,10 @@ std::optional<std::string> builtin_chat_template(std::string_view name);
 // Throws synapse::Error when neither.
 std::string resolve_chat_template(std::string_view name_or_file);
 
-// A Hugging Face model folder's chat template, where transformers keeps it:
-// chat_template.jinja, else "chat_template" in chat_template.json or
-// tokenizer_config.json (a string, or the list's "default" entry).
+// A Hugging Face model folder's chat template, where gguf-py looks for it:
+// "chat_template" in tokenizer_config.json (a string, or the list's
+// "default" entry; null is none), else chat_template.jinja, else
+// chat_template.json.
 std::optional<std::string> chat_template_from_hf_folder(const std::string& folder);
 
 // The GGUF's "tokenizer.chat_template" metadata, if present (and a string).

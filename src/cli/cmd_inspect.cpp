@@ -121,18 +121,20 @@ json summarize(const GgufFile& f) {
 }
 
 // A Hugging Face folder as Synapse reads it: the metadata and tensor names
-// `synapse convert` would write (experts apart, as "NAME[e]"); offsets are
-// within each tensor's file.
+// `synapse convert` would write, the experts still one tensor each (as
+// "NAME[e]"); offsets are within each tensor's file.
 json summarize(const HfCheckpoint& c) {
   json j;
   j["file"] = c.folder;
   j["format"] = "Hugging Face folder (model_type " + c.config.model_type + ")";
-  std::string tokenizer;
+  // A tokenizer that is missing or does not read leaves its keys out.
+  GgufMetadata metadata = convert::converted_metadata(c, "");
   try {
-    tokenizer = hf_tokenizer_file(c.folder);
-  } catch (const Error&) {  // none: the summary says so by its absence
+    metadata = convert::converted_metadata(c, hf_tokenizer_file(c.folder));
+  } catch (const Error& e) {
+    j["tokenizer_error"] = e.what();
   }
-  summarize_metadata(convert::converted_metadata(c, tokenizer), j);
+  summarize_metadata(metadata, j);
   j["tensors"] = json::array();
   j["totals"] = {{"tensors", 0}, {"tensor_bytes", 0}, {"parameters", 0}};
   for (const ir::WeightDescriptor& d : c.weights)
@@ -169,6 +171,7 @@ void print_text(const json& j) {
   std::printf("\ntokenizer:\n");
   for (const auto& [k, v] : j["tokenizer"].items())
     std::printf("  %-40s %s\n", k.c_str(), dump(v).c_str());
+  if (j.contains("tokenizer_error")) std::printf("  (not read: %s)\n", j["tokenizer_error"].get<std::string>().c_str());
   std::printf("\n%-48s %-24s %-8s %14s\n", "tensor", "shape", "encoding", "bytes");
   for (const auto& t : j["tensors"])
     std::printf("%-48s %-24s %-8s %14" PRIu64 "\n", t["name"].get<std::string>().c_str(),

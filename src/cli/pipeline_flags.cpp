@@ -19,7 +19,7 @@ void add_pipeline_flags(CLI::App& app, PipelineFlags& flags) {
       ->capture_default_str()
       ->group(group);
   app.add_option("--rank-timeout", flags.timeout_s, "seconds a rank waits for another before it gives up")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(0.001, 1e6))
       ->capture_default_str()
       ->group(group);
 }

@@ -1,7 +1,6 @@
 #include "cli/quantize_at_load.h"
 
 #include <stdlib.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -16,22 +15,25 @@
 namespace synapse::cli {
 namespace {
 
-// A fresh file name in the temporary folder, removed when this goes.
-class TemporaryGguf {
+// A private folder (mkdtemp: mode 0700, a fresh name) for the converted file
+// and the converter's own temporaries, removed with all it holds when this
+// goes.
+class TemporaryFolder {
  public:
-  TemporaryGguf() {
+  TemporaryFolder() {
     std::string pattern = (std::filesystem::temp_directory_path() / "synapse-quantized-XXXXXX").string();
-    const int fd = ::mkstemp(pattern.data());
-    if (fd < 0)
-      throw Error(ErrorKind::Io, std::string("cannot create a temporary file: ") + std::strerror(errno),
+    if (!::mkdtemp(pattern.data()))
+      throw Error(ErrorKind::Io, std::string("cannot create a temporary folder: ") + std::strerror(errno),
                   Error::kNoOffset, pattern);
-    ::close(fd);
     path_ = pattern;
   }
-  ~TemporaryGguf() { ::unlink(path_.c_str()); }
-  TemporaryGguf(const TemporaryGguf&) = delete;
-  TemporaryGguf& operator=(const TemporaryGguf&) = delete;
-  const std::string& path() const { return path_; }
+  ~TemporaryFolder() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TemporaryFolder(const TemporaryFolder&) = delete;
+  TemporaryFolder& operator=(const TemporaryFolder&) = delete;
+  std::string file(const std::string& name) const { return (std::filesystem::path(path_) / name).string(); }
 
  private:
   std::string path_;
@@ -44,23 +46,24 @@ Model load_model_quantized(const std::string& path, const std::string& type, con
   if (type.empty()) return load_model(path, load);
   const quant::QuantType* quantized = quant::find_quant_type(type);
   if (!quantized) throw Error(ErrorKind::Usage, "--quantize '" + type + "' is not a quantize type (q8_0, q4_k_m, ...)");
-  const TemporaryGguf file;
+  const TemporaryFolder folder;
+  const std::string file = folder.file("model.gguf");
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec) || path.ends_with(".safetensors")) {
     convert::ConvertOptions options;
     options.input = path;
-    options.output = file.path();
+    options.output = file;
     options.type = type;
     options.tokenizer = tokenizer;
     convert::convert_hf_to_gguf(options);
   } else {
     quant::QuantizeOptions options;
     options.input = path;
-    options.output = file.path();
+    options.output = file;
     options.type = quantized;
     quant::quantize_model(options);
   }
-  return load_model(file.path(), load);  // the mapping keeps the unlinked file's bytes
+  return load_model(file, load);  // the mapping keeps the removed file's bytes
 }
 
 }  // namespace synapse::cli

@@ -1,8 +1,8 @@
 // --quantize TYPE: a model re-encoded as it loads. A Hugging Face folder is
 // converted (`synapse convert --type TYPE`), a GGUF quantized (`synapse
-// quantize`), into a temporary file that is unlinked once mapped, so the
-// model runs as the file those commands would write, and nothing is left on
-// disk.
+// quantize`), into a private temporary folder removed once the result is
+// mapped, so the model runs as the file those commands would write, and
+// nothing is left on disk.
 #pragma once
 
 #include <string>

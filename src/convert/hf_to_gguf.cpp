@@ -8,6 +8,7 @@
 #include "format/gguf_writer.h"
 #include "kernels/cpu/core_count.h"
 #include "kernels/cpu/thread_pool.h"
+#include "model/gguf_import.h"
 #include "model/hf_import.h"
 #include "model/moe_builder.h"
 #include "quantize/quant_types.h"
@@ -61,10 +62,10 @@ std::vector<OutTensor> gguf_tensors(const HfCheckpoint& c) {
   return out;
 }
 
-// "source" keeps a matrix's stored type; vectors are F32, as the converter
-// writes norms and biases.
+// "source" keeps a matrix's stored type; vectors and MoE routers are F32, as
+// the converter writes norms, biases and FFN_GATE_INP.
 Encoding encoding_for(const OutTensor& t, std::optional<Encoding> type) {
-  if (t.shape.size() < 2) return Encoding::F32;
+  if (t.shape.size() < 2 || t.name.find("ffn_gate_inp") != std::string::npos) return Encoding::F32;
   return type.value_or(t.parts.front()->encoding);
 }
 
@@ -152,6 +153,8 @@ ConvertSummary convert_hf_to_gguf(const ConvertOptions& options,
       throw Error(ErrorKind::Usage, "--type '" + options.type + "' is not source, f32, f16, bf16 or a quantize type");
   }
   const HfCheckpoint c = open_hf_checkpoint(options.input);
+  // The graph checks every tensor's shape against the config before a byte is written.
+  model_from_metadata(c.config.metadata, c.tensor_table(), c.files, c.config.model_type, {});
   const std::string tokenizer = options.tokenizer.empty() ? hf_tokenizer_file(options.input) : options.tokenizer;
   if (!quantized) return write_gguf(c, options.output, type, tokenizer, options.threads, progress);
 

@@ -86,11 +86,11 @@ Frame decode_frame(std::span<const uint8_t> bytes, const FrameExpectation& expec
                                           std::to_string(need));
   const uint8_t* at = bytes.data() + sizeof p;
   f.tokens.resize(p.tokens);
-  std::memcpy(f.tokens.data(), at, f.tokens.size() * 4);
+  if (p.tokens > 0) std::memcpy(f.tokens.data(), at, f.tokens.size() * 4);
   at += f.tokens.size() * 4;
   f.hidden.resize(values);
   if (f.header.wire == Wire::F32) {
-    std::memcpy(f.hidden.data(), at, values * 4);
+    if (values > 0) std::memcpy(f.hidden.data(), at, values * 4);
   } else {
     for (uint64_t i = 0; i < values; ++i) {
       uint16_t half;

@@ -34,7 +34,7 @@ class StageLink {
     h.tokens = static_cast<uint32_t>(tokens.size());
     h.width = width;
     h.plan = expect_.plan;
-    transport_.send(to, encode_frame(h, tokens, hidden));
+    transport_.send(to, encode_frame(h, tokens, hidden), pipeline_.timeout);
   }
 
   Frame receive(int from) { return decode_frame(transport_.receive(from, pipeline_.timeout), expect_); }

@@ -16,7 +16,9 @@ class Transport {
   virtual ~Transport() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  virtual void send(int to, std::span<const uint8_t> bytes) = 0;
+  // Throws Error(Io) naming the rank when it takes nothing within `timeout`
+  // (a transport that buffers returns at once).
+  virtual void send(int to, std::span<const uint8_t> bytes, std::chrono::milliseconds timeout) = 0;
   // The next message from `from`. Throws Error(Io) naming the rank when none
   // arrives within `timeout` (the rank died or hangs).
   virtual std::vector<uint8_t> receive(int from, std::chrono::milliseconds timeout) = 0;

@@ -1,5 +1,6 @@
 #include "model/hf_config.h"
 
+#include <algorithm>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -38,6 +39,31 @@ constexpr HfFamily kFamilies[] = {
 };
 // clang-format on
 
+// The deepest nesting of arrays and objects in JSON text (outside strings).
+// config.json is shallow; a deep one is refused before it is parsed.
+int json_depth(std::string_view text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// A value for a message: numbers and strings as written, containers by type
+// (dumping one could recurse as deep as a hostile file nests).
+std::string shown(const json& v) { return v.is_primitive() ? v.dump() : std::string(v.type_name()); }
+
 [[noreturn]] void bad(const std::string& field, const std::string& why) {
   throw Error(ErrorKind::InvalidValue, "config.json: " + field + " " + why, Error::kNoOffset, field);
 }
@@ -58,7 +84,7 @@ class Fields {
     if (!has(key)) throw Error(ErrorKind::MissingKey, std::string("config.json has no ") + key, Error::kNoOffset, key);
     const json& v = j_.at(key);
     if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > int64_t{1} << 30)
-      bad(key, "= " + v.dump() + " is not a positive count");
+      bad(key, "= " + shown(v) + " is not a positive count");
     return static_cast<uint32_t>(v.get<int64_t>());
   }
   uint32_t count_or(const char* key, uint32_t fallback) const { return has(key) ? count(key) : fallback; }
@@ -66,7 +92,7 @@ class Fields {
     if (!has(key)) return fallback;
     const json& v = j_.at(key);
     if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > std::numeric_limits<float>::max())
-      bad(key, "= " + v.dump() + " is not a positive number");
+      bad(key, "= " + shown(v) + " is not a positive number");
     return v.get<double>();
   }
   double real(const char* key) const {
@@ -102,7 +128,7 @@ const HfFamily& find_hf_family(const Fields& f) {
 std::optional<int32_t> token_id(const json& v, const char* field) {
   if (v.is_null()) return std::nullopt;
   if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > INT32_MAX)
-    bad(field, "= " + v.dump() + " is not a token id");
+    bad(field, "= " + shown(v) + " is not a token id");
   return static_cast<int32_t>(v.get<int64_t>());
 }
 
@@ -138,8 +164,9 @@ Llama3RopeScaling llama3_scaling(const json& scaling) {
 
 // rope_scaling: none ("default"), linear, yarn, or (llama) llama3.
 void read_rope_scaling(const Fields& f, HfConfig& c, const std::string& prefix, double theta, uint32_t head_dim) {
-  if (!f.has("rope_scaling")) return;
-  const json& scaling = f.at("rope_scaling");
+  const char* key = f.has("rope_scaling") ? "rope_scaling" : "rope_parameters";
+  if (!f.has(key)) return;
+  const json& scaling = f.at(key);
   if (!scaling.is_object()) bad("rope_scaling", "is not an object");
   const Fields s(scaling);
   const std::string type = s.string_or("rope_type", s.string_or("type", "default"));
@@ -166,6 +193,9 @@ std::string supported_hf_model_types() {
 }
 
 HfConfig parse_hf_config(std::string_view config_json, const std::string& name) {
+  constexpr int kMaxDepth = 32;
+  if (json_depth(config_json) > kMaxDepth)
+    throw Error(ErrorKind::InvalidValue, "config.json nests deeper than " + std::to_string(kMaxDepth) + " levels");
   const json j = json::parse(config_json, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) throw Error(ErrorKind::InvalidValue, "config.json does not parse as JSON");
   if (!j.is_object()) throw Error(ErrorKind::InvalidValue, "config.json is not a JSON object");
@@ -184,8 +214,14 @@ HfConfig parse_hf_config(std::string_view config_json, const std::string& name) 
   c.n_head_kv = f.count_or("num_key_value_heads", c.n_head);
   if (c.n_head % c.n_head_kv != 0) bad("num_key_value_heads", "does not divide num_attention_heads");
   const uint32_t head_dim = f.count_or("head_dim", n_embd / c.n_head);
-  if (head_dim == 0 || head_dim % 2 != 0) bad("head_dim", "must be even and positive");
-  const double theta = f.real_or("rope_theta", family.default_rope_theta);
+  if (head_dim == 0 || head_dim % 2 != 0 || head_dim > 65536) bad("head_dim", "must be even, positive and at most 65536");
+  // transformers 5 keeps rope_theta (and the scaling) in rope_parameters.
+  double theta = family.default_rope_theta;
+  if (f.has("rope_parameters")) {
+    if (!f.at("rope_parameters").is_object()) bad("rope_parameters", "is not an object");
+    theta = Fields(f.at("rope_parameters")).real_or("rope_theta", theta);
+  }
+  theta = f.real_or("rope_theta", theta);
 
   GgufMetadata& md = c.metadata;
   const std::string p = c.arch + ".";

@@ -4,9 +4,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <climits>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "format/safetensors.h"
 #include "model/gguf_import.h"
@@ -178,6 +182,39 @@ void add_rope_freqs(HfCheckpoint& c) {
                                            Encoding::F32, {static_cast<int64_t>(freqs.size())}});
 }
 
+// The id of tokenizer_config.json's eos_token (a string, or {"content"}),
+// from its added_tokens_decoder or tokenizer.json's added_tokens, as gguf-py
+// takes the end-of-sequence token (an instruct model's end of turn, where
+// config.json lists several ids).
+std::optional<int32_t> tokenizer_config_eos(const fs::path& folder) {
+  using nlohmann::json;
+  std::error_code ec;
+  if (!fs::is_regular_file(folder / "tokenizer_config.json", ec)) return std::nullopt;
+  const json config = json::parse(read_json_file(folder / "tokenizer_config.json"), nullptr, false);
+  if (!config.is_object() || !config.contains("eos_token")) return std::nullopt;
+  const json& eos = config["eos_token"];
+  const json content = eos.is_object() ? eos.value("content", json()) : eos;
+  if (!content.is_string()) return std::nullopt;
+  const auto id_in = [&](const json& entries, bool keyed) -> std::optional<int32_t> {
+    if (!entries.is_object() && !entries.is_array()) return std::nullopt;
+    for (auto it = entries.begin(); it != entries.end(); ++it) {
+      const json& entry = it.value();
+      if (!entry.is_object() || entry.value("content", json()) != content) continue;
+      const json id = keyed ? json(it.key()) : entry.value("id", json());
+      if (id.is_number_integer() && id.get<int64_t>() >= 0 && id.get<int64_t>() <= INT32_MAX)
+        return static_cast<int32_t>(id.get<int64_t>());
+      if (id.is_string() && !id.get<std::string>().empty() && id.get<std::string>().size() < 10 &&
+          id.get<std::string>().find_first_not_of("0123456789") == std::string::npos)
+        return static_cast<int32_t>(std::stol(id.get<std::string>()));
+    }
+    return std::nullopt;
+  };
+  if (auto id = id_in(config.value("added_tokens_decoder", json()), true)) return id;
+  if (!fs::is_regular_file(folder / "tokenizer.json", ec)) return std::nullopt;
+  const json tokenizer = json::parse(read_json_file(folder / "tokenizer.json"), nullptr, false);
+  return tokenizer.is_object() ? id_in(tokenizer.value("added_tokens", json()), false) : std::nullopt;
+}
+
 }  // namespace
 
 TensorTable HfCheckpoint::tensor_table() const {
@@ -199,7 +236,9 @@ HfCheckpoint open_hf_checkpoint(const std::string& path) {
   const fs::path folder = is_file ? fs::path(path).parent_path() : fs::path(path);
   HfCheckpoint c;
   c.folder = folder.string();
-  const std::string name = fs::absolute(folder, ec).filename().string();
+  fs::path absolute = fs::absolute(folder, ec).lexically_normal();
+  if (!absolute.has_filename()) absolute = absolute.parent_path();  // "models/Llama/"
+  const std::string name = absolute.filename().string();
   c.config = parse_hf_config(read_json_file(folder / "config.json"), name);
 
   const WeightFiles files = weight_files(folder, is_file ? fs::path(path) : fs::path());
@@ -236,10 +275,12 @@ HfCheckpoint open_hf_checkpoint(const std::string& path) {
 Model load_hf_model(const std::string& path, const LoadOptions& options) {
   HfCheckpoint c = open_hf_checkpoint(path);
   GgufMetadata metadata = c.config.metadata;
-  // Special tokens as config.json has them; a tokenizer is loaded apart.
+  // Special tokens as config.json has them (the end of sequence as the
+  // tokenizer's config names it, where it does); a tokenizer is loaded apart.
   if (c.config.bos_id) metadata.set("tokenizer.ggml.bos_token_id", GgufValue(static_cast<uint32_t>(*c.config.bos_id)));
-  if (!c.config.eos_ids.empty())
-    metadata.set("tokenizer.ggml.eos_token_id", GgufValue(static_cast<uint32_t>(c.config.eos_ids.front())));
+  std::optional<int32_t> eos = tokenizer_config_eos(c.folder);
+  if (!eos && !c.config.eos_ids.empty()) eos = c.config.eos_ids.front();
+  if (eos) metadata.set("tokenizer.ggml.eos_token_id", GgufValue(static_cast<uint32_t>(*eos)));
   const TensorTable tensors = c.tensor_table();
   return model_from_metadata(metadata, tensors, std::move(c.files), metadata.get_string("general.name"), options);
 }

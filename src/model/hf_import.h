@@ -48,8 +48,9 @@ bool is_hf_folder(const std::string& path);
 // weights file is ambiguous, listing the candidates), MissingKey (a shard or
 // tensor the index names that is absent), Unsupported (a tensor without a
 // GGUF counterpart, naming it), UnknownEncoding (a weight that is not F32,
-// F16 or BF16), InvalidValue (shapes that do not fit the config), and the
-// config and safetensors readers' errors.
+// F16 or BF16), InvalidValue (q or k rows that do not split into heads), and
+// the config and safetensors readers' errors; load_hf_model's graph builder
+// checks every shape against the config.
 HfCheckpoint open_hf_checkpoint(const std::string& path);
 
 Model load_hf_model(const std::string& path, const LoadOptions& options);

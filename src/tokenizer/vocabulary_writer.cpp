@@ -39,8 +39,9 @@ void write_vocabulary(GgufMetadata& md, const Vocabulary& vocab, uint32_t n_voca
     tokens.push_back("[PAD" + std::to_string(id) + "]");
     types.push_back(static_cast<int32_t>(TokenType::Unused));
   }
+  // Padding never wins a SentencePiece merge: the converter's score for it.
   std::vector<float> scores = vocab.scores;
-  if (!scores.empty()) scores.resize(tokens.size(), 0.0f);
+  if (!scores.empty()) scores.resize(tokens.size(), -10000.0f);
   md.set("tokenizer.ggml.model", GgufValue(spm ? "llama" : "gpt2"));
   md.set("tokenizer.ggml.pre", GgufValue(spm ? std::string("default") : pretokenizer_name(vocab)));
   md.set("tokenizer.ggml.tokens", GgufValue(GgufArray::of_strings(std::move(tokens))));

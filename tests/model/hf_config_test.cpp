@@ -102,6 +102,32 @@ TEST(HfConfig, RopeScalingTypes) {
   EXPECT_TRUE(parse_hf_config(d.dump(), "m").rope_freqs.empty());
 }
 
+// transformers 5 writes rope_theta and the scaling into rope_parameters.
+TEST(HfConfig, RopeParametersOfTransformers5AreRead) {
+  json c = llama_config();
+  c.erase("rope_theta");
+  c["rope_parameters"] = {{"rope_theta", 500000.0}, {"rope_type", "llama3"}, {"factor", 32.0},
+                          {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+                          {"original_max_position_embeddings", 8192}};
+  const HfConfig config = parse_hf_config(c.dump(), "m");
+  EXPECT_EQ(config.metadata.get_double("llama.rope.freq_base"), 500000.0);
+  EXPECT_EQ(config.rope_freqs, llama3_rope_factors({32, 1, 4, 8192}, 8, 500000.0));
+}
+
+TEST(HfConfig, DeeplyNestedJsonIsRefusedBeforeItIsParsed) {
+  const std::string deep = "{\"model_type\": \"llama\", \"x\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  EXPECT_EQ(error_of(json::parse("{}")), ErrorKind::MissingKey);
+  try {
+    parse_hf_config(deep, "m");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::InvalidValue);
+  }
+  json c = llama_config();
+  c["partial_rotary_factor"] = json::array({json::array({1})});
+  EXPECT_EQ(error_of(c), ErrorKind::InvalidValue);  // named by its type, not dumped
+}
+
 TEST(HfConfig, LayoutsTheGraphsDoNotBuildAreUnsupported) {
   const std::vector<std::pair<const char*, json>> cases = {
       {"hidden_act", "gelu"},       {"attention_bias", true},   {"mlp_bias", true},

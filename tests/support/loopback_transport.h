@@ -26,7 +26,7 @@ class LoopbackHub {
     Endpoint(LoopbackHub& hub, int rank) : hub_(hub), rank_(rank) {}
     int rank() const override { return rank_; }
     int size() const override { return hub_.size_; }
-    void send(int to, std::span<const uint8_t> bytes) override {
+    void send(int to, std::span<const uint8_t> bytes, std::chrono::milliseconds) override {
       const std::lock_guard lock(hub_.mutex_);
       if (hub_.dead_.count(rank_)) return;
       hub_.queues_[{rank_, to}].emplace_back(bytes.begin(), bytes.end());

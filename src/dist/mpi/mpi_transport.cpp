@@ -24,7 +24,9 @@ void check(int code, const char* what) {
 }  // namespace
 
 MpiTransport::MpiTransport(int* argc, char*** argv) {
-  check(MPI_Init(argc, argv), "MPI_Init");
+  // Only the main thread calls MPI; the compute threads never do.
+  int provided = 0;
+  check(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
   // Errors come back as codes (and typed exceptions), not as an abort inside MPI.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
@@ -33,11 +35,24 @@ MpiTransport::MpiTransport(int* argc, char*** argv) {
 
 MpiTransport::~MpiTransport() { MPI_Finalize(); }
 
-void MpiTransport::send(int to, std::span<const uint8_t> bytes) {
+void MpiTransport::send(int to, std::span<const uint8_t> bytes, std::chrono::milliseconds timeout) {
   if (bytes.size() > static_cast<size_t>(INT_MAX))
     throw Error(ErrorKind::Overflow, "a frame of " + std::to_string(bytes.size()) + " bytes for one MPI message");
-  check(MPI_Send(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, kTag, MPI_COMM_WORLD),
-        ("MPI_Send to rank " + std::to_string(to)).c_str());
+  MPI_Request request;
+  check(MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, kTag, MPI_COMM_WORLD, &request),
+        ("MPI_Isend to rank " + std::to_string(to)).c_str());
+  // A large frame waits for its receiver: bounded by the timeout, so a
+  // stalled rank cannot hold this one forever.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done) return;
+    if (std::chrono::steady_clock::now() > deadline)
+      throw Error(ErrorKind::Io, "rank " + std::to_string(to) + " took nothing within " +
+                                     std::to_string(timeout.count() / 1000.0) + " s: it died or hangs");
+    if (polls > 2000) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
 }
 
 std::vector<uint8_t> MpiTransport::receive(int from, std::chrono::milliseconds timeout) {

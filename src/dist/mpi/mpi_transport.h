@@ -16,7 +16,7 @@ class MpiTransport : public Transport {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  void send(int to, std::span<const uint8_t> bytes) override;
+  void send(int to, std::span<const uint8_t> bytes, std::chrono::milliseconds timeout) override;
   // Polls for the message (MPI has no receive with a timeout).
   std::vector<uint8_t> receive(int from, std::chrono::milliseconds timeout) override;
   // Ends every rank of the job (a failed rank must not leave the others

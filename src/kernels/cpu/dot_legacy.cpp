@@ -116,10 +116,10 @@ DotKernel find_legacy_dot_kernel(Encoding encoding, CpuTarget target) {
   DotKernel kernel{ActivationFormat::Q8, tile};
   // Q5_0 (the fallback of k-quant files for rows that are not whole
   // super-blocks) has tiles only.
-  if (target == CpuTarget::Avx512Vnni) {
-    const legacy::Tiles& wide = legacy::kVnniWideTiles;
-    kernel.wide_tile = encoding == Encoding::Q8_0 ? wide.q8_0 : encoding == Encoding::Q4_0 ? wide.q4_0 : wide.q5_0;
-  }
+  // Q4_0's panel takes steps of 8 tokens (it starts at 2); Q8_0 and Q5_0 take
+  // them through the wide tile.
+  if (target == CpuTarget::Avx512Vnni && encoding != Encoding::Q4_0)
+    kernel.wide_tile = encoding == Encoding::Q8_0 ? legacy::kVnniWideTiles.q8_0 : legacy::kVnniWideTiles.q5_0;
   if (target == CpuTarget::Avx512Vnni && encoding != Encoding::Q5_0) {
     const bool q8_0 = encoding == Encoding::Q8_0;
     kernel.panel = q8_0 ? legacy::kVnniPanels.q8_0 : legacy::kVnniPanels.q4_0;

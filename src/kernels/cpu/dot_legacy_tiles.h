@@ -14,7 +14,8 @@ namespace synapse::cpu::legacy {
 // panels (DotKernel::panel): dot_legacy_panel_vnni.cpp.
 struct Tiles { DotTile q8_0, q4_0, q5_0; };
 extern const Tiles kAvx2Tiles, kVnniTiles;
-// DotKernel::wide_tile (kWideTileTokens tokens): dot_legacy_vnni.cpp.
+// DotKernel::wide_tile (kWideTileTokens tokens): dot_legacy_vnni.cpp; none
+// for Q4_0, whose panel serves from 2 tokens.
 extern const Tiles kVnniWideTiles;
 struct Panels { DotTile q8_0, q4_0; };
 extern const Panels kVnniPanels;

@@ -373,6 +373,6 @@ struct Tile {
 
 const Tiles kVnniTiles = {tile_for_tokens<Tile<Q8_0Weights>>, tile_for_tokens<Tile<Q4_0Weights>>,
                           tile_for_tokens<Tile<Q5_0Weights>>};
-const Tiles kVnniWideTiles = {wide_tile<Q8_0Weights>, wide_tile<Q4_0Weights>, wide_tile<Q5_0Weights>};
+const Tiles kVnniWideTiles = {wide_tile<Q8_0Weights>, nullptr, wide_tile<Q5_0Weights>};
 
 }  // namespace synapse::cpu::legacy
