@@ -2,6 +2,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "format/gguf_reader.h"
@@ -129,10 +131,61 @@ std::string hf_tokenizer_file(const std::string& model_path) {
               Error::kNoOffset, folder.string());
 }
 
+namespace {
+
+// The tokens a Hugging Face folder adds to its SentencePiece model, as the
+// converter merges them (_create_vocab_sentencepiece): added_tokens.json
+// (content -> id) and tokenizer_config.json's added_tokens_decoder (id ->
+// {content, special}); an id inside the model renames its piece, one past it
+// extends the vocabulary (gaps become unused "[PADn]"). Special tokens are
+// Control, the others UserDefined. Ids past 2^24 are refused.
+void add_folder_tokens(Vocabulary& vocab, const std::filesystem::path& folder) {
+  using nlohmann::json;
+  std::map<int64_t, std::pair<std::string, bool>> added;  // id -> content, special
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(folder / "added_tokens.json", ec)) {
+    const json j = json::parse(read_file((folder / "added_tokens.json").string()), nullptr, false);
+    if (j.is_object())
+      for (auto it = j.begin(); it != j.end(); ++it)
+        if (it.value().is_number_integer()) added[it.value().get<int64_t>()] = {it.key(), false};
+  }
+  if (std::filesystem::is_regular_file(folder / "tokenizer_config.json", ec)) {
+    const json j = json::parse(read_file((folder / "tokenizer_config.json").string()), nullptr, false);
+    const json decoder = j.is_object() ? j.value("added_tokens_decoder", json()) : json();
+    if (decoder.is_object())
+      for (auto it = decoder.begin(); it != decoder.end(); ++it) {
+        const json& entry = it.value();
+        if (!entry.is_object() || !entry.contains("content") || !entry["content"].is_string()) continue;
+        const std::string& key = it.key();
+        if (key.empty() || key.size() > 9 || key.find_first_not_of("0123456789") != std::string::npos) continue;
+        added[std::stoll(key)] = {entry["content"].get<std::string>(), entry.value("special", false) == true};
+      }
+  }
+  constexpr int64_t kMaxId = int64_t{1} << 24;
+  for (const auto& [id, token] : added) {
+    if (id < 0 || id >= kMaxId) throw Error(ErrorKind::InvalidValue, "added token id " + std::to_string(id) + " is out of range");
+    while (vocab.size() <= id) {
+      vocab.tokens.push_back("[PAD" + std::to_string(vocab.size()) + "]");
+      vocab.types.push_back(TokenType::Unused);
+      if (!vocab.scores.empty()) vocab.scores.push_back(-10000.0f);
+    }
+    vocab.tokens[static_cast<size_t>(id)] = token.first;
+    vocab.types[static_cast<size_t>(id)] = token.second ? TokenType::Control : TokenType::UserDefined;
+  }
+  vocab.finalize();
+}
+
+}  // namespace
+
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec) || path.ends_with(".safetensors"))
-    return load_tokenizer(hf_tokenizer_file(path));
+  if (std::filesystem::is_directory(path, ec) || path.ends_with(".safetensors")) {
+    const std::string file = hf_tokenizer_file(path);
+    if (!file.ends_with("tokenizer.model")) return load_tokenizer(file);
+    Vocabulary vocab = vocabulary_from_sentencepiece(read_file(file));
+    add_folder_tokens(vocab, std::filesystem::path(file).parent_path());
+    return make_tokenizer(std::move(vocab));
+  }
   if (starts_with_gguf_magic(path)) return make_tokenizer(vocabulary_from_gguf(GgufFile::open(path).metadata()));
   const std::string bytes = read_file(path);
   if (looks_like_json(bytes)) {
