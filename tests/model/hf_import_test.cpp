@@ -4,6 +4,7 @@
 // GGUF `convert` makes of it; hostile folders fail with typed errors.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -34,11 +35,19 @@ std::vector<float> logits_of(const Model& model) {
   return session.eval_all(kTokens);
 }
 
-std::string synth_file(const test::TempDir& dir, const std::string& arch, const std::string& type) {
+// The tiny preset of `arch`, or a real preset's shape cut to one layer and
+// a 1024-token vocabulary.
+std::string synth_file(const test::TempDir& dir, const std::string& arch, const std::string& type,
+                       const std::string& preset = "") {
   SynthOptions options;
   options.arch = arch;
   options.type = type;
   options.seed = 11;
+  if (!preset.empty()) {
+    options.preset = preset;
+    options.n_layer = 1;
+    options.n_vocab = 1024;
+  }
   const std::string path = dir.file(arch + "-" + type + ".gguf");
   synth_model(options, path);
   return path;
@@ -48,6 +57,7 @@ struct RoundTrip {
   const char* arch;
   const char* type;
   int shards;
+  const char* preset = "";
 };
 
 class HfRoundTrip : public ::testing::TestWithParam<RoundTrip> {};
@@ -57,7 +67,7 @@ class HfRoundTrip : public ::testing::TestWithParam<RoundTrip> {};
 TEST_P(HfRoundTrip, FolderAndItsConversionRunBitForBitLikeTheGguf) {
   const RoundTrip p = GetParam();
   const test::TempDir dir;
-  const std::string gguf = synth_file(dir, p.arch, p.type);
+  const std::string gguf = synth_file(dir, p.arch, p.type, p.preset);
   const std::string folder = dir.file("hf");
   test::write_hf_folder(gguf, folder, {.shards = p.shards});
 
@@ -81,10 +91,16 @@ INSTANTIATE_TEST_SUITE_P(Families, HfRoundTrip,
                          ::testing::Values(RoundTrip{"llama", "f32", 1}, RoundTrip{"llama", "bf16", 3},
                                            RoundTrip{"qwen2", "f16", 1}, RoundTrip{"qwen3", "f32", 2},
                                            RoundTrip{"mixtral", "f32", 1}, RoundTrip{"olmoe", "bf16", 1},
-                                           RoundTrip{"qwen2moe", "f32", 2}, RoundTrip{"qwen3moe", "f16", 1}),
+                                           RoundTrip{"qwen2moe", "f32", 2}, RoundTrip{"qwen3moe", "f16", 1},
+                                           // Real shapes: GQA ratios, head widths, Llama 3.2's rope factors.
+                                           RoundTrip{"qwen2", "f16", 1, "qwen2.5-0.5b"},
+                                           RoundTrip{"llama", "bf16", 2, "llama-3.2-1b"},
+                                           RoundTrip{"llama", "f32", 1, "smollm2-135m"}),
                          [](const auto& info) {
-                           return std::string(info.param.arch) + "_" + info.param.type + "_" +
-                                  std::to_string(info.param.shards) + "shard";
+                           std::string name = std::string(info.param.arch) + "_" + info.param.type + "_" +
+                                              std::to_string(info.param.shards) + "shard";
+                           for (char c : std::string(info.param.preset)) name += std::isalnum(c) ? c : '_';
+                           return name;
                          });
 
 // Weights other than q and k are read in place from the mapped safetensors.
