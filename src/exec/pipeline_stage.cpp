@@ -77,16 +77,17 @@ std::vector<StageRange> split_stages(const ir::Graph& graph, int stages, SplitBy
   if (stages < 1 || static_cast<uint32_t>(stages) > n_layer)
     throw Error(ErrorKind::Usage, std::to_string(stages) + " stages for a model of " + std::to_string(n_layer) +
                                       " layers: each stage needs one at least");
-  // Weight bytes per layer (1 each when splitting by count); the embedding
-  // and output head weigh on the first and last layers' stages.
+  // Weight bytes per layer (1 each when splitting by count); the output head
+  // weighs on the last layer's stage. The embedding weighs nothing: a step
+  // reads a row of it per token (a tied output head reads it all, on the
+  // last stage).
   std::vector<double> cost(n_layer, 1.0);
   if (by == SplitBy::Bytes) {
     std::fill(cost.begin(), cost.end(), 0.0);
     std::vector<bool> counted(graph.weights.size(), false);
     for (const ir::Region& region : graph.regions) {
-      const uint32_t layer = in_layer(region.kind.tag) ? region.kind.layer
-                             : region.kind.tag == ir::RegionKindTag::Embedding ? 0
-                                                                                : n_layer - 1;
+      if (region.kind.tag == ir::RegionKindTag::Embedding) continue;
+      const uint32_t layer = in_layer(region.kind.tag) ? region.kind.layer : n_layer - 1;
       for (ir::TensorId w : region.boundary.weights) {
         if (counted[w.index]) continue;
         counted[w.index] = true;

@@ -35,9 +35,9 @@ std::vector<StageRange> parse_stage_ranges(const std::string& text, uint32_t n_l
 
 // Contiguous ranges for `stages` stages: by layer count (balanced counts)
 // or by weight bytes (each stage's layers as close as can be to an equal
-// share of the layers' weight bytes; the embedding counts for the first, the
-// output head for the last). Throws Error(Usage) for more stages than
-// layers.
+// share of the weight bytes a step reads: the output head counts for the
+// last stage, the embedding, read a row per token, for none). Throws
+// Error(Usage) for more stages than layers.
 enum class SplitBy { Layers, Bytes };
 std::vector<StageRange> split_stages(const ir::Graph& graph, int stages, SplitBy by);
 
