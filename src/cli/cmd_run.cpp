@@ -160,6 +160,18 @@ void print_speculative_stats(const SpeculativeStats& stats, size_t generated) {
 
 PrintOptions print_options(const RunFlags& f) { return {f.raw, !f.no_display_prompt, f.print_ids}; }
 
+// -n, the stop token (unless --ignore-eos), and each token printed and timed.
+GenerationOptions generation_options(const RunFlags& f, const Model& model, TokenPrinter& printer, RunTimer& timer) {
+  GenerationOptions gen;
+  gen.n_predict = f.n_predict;
+  if (!f.ignore_eos && model.info.eos_token) gen.stop_tokens = {*model.info.eos_token};
+  gen.on_token = [&printer, &timer](int32_t id) {
+    timer.token_chosen();
+    printer.token(id);
+  };
+  return gen;
+}
+
 // mpirun -np R synapse-mpi run: this rank's stage of the pipeline; rank 0
 // prints as a single-process run does, the others print nothing.
 int run_pipelined(const RunFlags& f, dist::Transport& transport, const Model& model, const exec::SessionOptions& options,
@@ -168,17 +180,11 @@ int run_pipelined(const RunFlags& f, dist::Transport& transport, const Model& mo
     throw Error(ErrorKind::Usage, "a pipelined run takes none of -md, --lookup-ngram, --parallel, --dump-logits, "
                                   "--trace-regions, --plan (yet)");
   const dist::PipelineOptions pipeline = pipeline_options(f.pipeline, model, transport.size());
-  GenerationOptions gen;
-  gen.n_predict = f.n_predict;
-  if (!f.ignore_eos && model.info.eos_token) gen.stop_tokens = {*model.info.eos_token};
   const bool first = transport.rank() == 0;
   TokenPrinter printer(print_options(f), tokenizer);
   if (first) printer.prompt(prompt);
   RunTimer timer;
-  gen.on_token = [&](int32_t id) {
-    timer.token_chosen();
-    printer.token(id);
-  };
+  const GenerationOptions gen = generation_options(f, model, printer, timer);
   const std::vector<int32_t> ids =
       dist::run_pipeline_generation(transport, model, options, pipeline, sampling_params(f.sampling), prompt, gen);
   if (!first) return kExitOk;
@@ -284,16 +290,10 @@ int run(const RunFlags& f) {
   std::unique_ptr<LogitsDump> dump;
   if (!f.dump_logits.empty()) dump = std::make_unique<LogitsDump>(f.dump_logits);
 
-  GenerationOptions gen;
-  gen.n_predict = f.n_predict;
-  if (!f.ignore_eos && model.info.eos_token) gen.stop_tokens = {*model.info.eos_token};
   TokenPrinter printer(print_options(f), tokenizer.get());
   printer.prompt(prompt);
   RunTimer timer;
-  gen.on_token = [&](int32_t id) {
-    timer.token_chosen();
-    printer.token(id);
-  };
+  GenerationOptions gen = generation_options(f, model, printer, timer);
   if (dump) {
     gen.keep_prompt_logits = true;
     gen.on_logits = [&dump](std::span<const float> row) { dump->write(row); };

@@ -18,14 +18,7 @@
 namespace synapse {
 namespace {
 
-using test::as_bytes;
-using test::file_of;
-using test::file_with;
-using test::le64;
-using test::object;
-using test::read_file;
-using test::refused_as;
-using test::tensor;
+using namespace test;  // safetensors_test_files.h
 
 // --- valid files -------------------------------------------------------------
 
