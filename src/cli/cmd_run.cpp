@@ -172,39 +172,10 @@ GenerationOptions generation_options(const RunFlags& f, const Model& model, Toke
   return gen;
 }
 
-// mpirun -np R synapse-mpi run: this rank's stage of the pipeline; rank 0
-// prints as a single-process run does, the others print nothing.
-int run_pipelined(const RunFlags& f, dist::Transport& transport, const Model& model, const exec::SessionOptions& options,
-                  std::span<const int32_t> prompt, const Tokenizer* tokenizer) {
-  if (f.speculative() || f.parallel > 1 || !f.dump_logits.empty() || !f.trace_regions.empty() || f.plan)
-    throw Error(ErrorKind::Usage, "a pipelined run takes none of -md, --lookup-ngram, --parallel, --dump-logits, "
-                                  "--trace-regions, --plan (yet)");
-  const dist::PipelineOptions pipeline = pipeline_options(f.pipeline, model, transport.size());
-  const bool first = transport.rank() == 0;
-  TokenPrinter printer(print_options(f), tokenizer);
-  if (first) printer.prompt(prompt);
-  RunTimer timer;
-  const GenerationOptions gen = generation_options(f, model, printer, timer);
-  const std::vector<int32_t> ids =
-      dist::run_pipeline_generation(transport, model, options, pipeline, sampling_params(f.sampling), prompt, gen);
-  if (!first) return kExitOk;
-  printer.finish(ids);
-  std::fflush(stdout);
-  timer.print(prompt.size(), ids.size());
-  std::fprintf(stderr, "synapse run: %d ranks, layers", transport.size());
-  for (const exec::StageRange& r : pipeline.ranges) std::fprintf(stderr, " %u-%u", r.first_layer, r.end_layer - 1);
-  std::fprintf(stderr, ", wire %s\n", dist::to_string(pipeline.wire));
-  return kExitOk;
-}
-
-// --parallel P: P continuations in batched steps, printed when all are
-// done (as text, or ids with --ids), then the aggregate decode rate.
-void run_parallel(const RunFlags& f, exec::Session& session, std::span<const int32_t> prompt,
-                  const GenerationOptions& gen, const Tokenizer* tokenizer) {
-  const auto start = std::chrono::steady_clock::now();
-  const std::vector<std::vector<int32_t>> all =
-      generate_parallel(session, sampling_params(f.sampling), prompt, f.parallel, gen);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+// The continuations of --parallel P, when all are done (as text, or ids
+// with --ids), then the aggregate decode rate.
+void print_continuations(const RunFlags& f, const std::vector<std::vector<int32_t>>& all, size_t prompt_tokens,
+                         double seconds, const Tokenizer* tokenizer) {
   size_t generated = 0;
   for (size_t i = 0; i < all.size(); ++i) {
     generated += all[i].size();
@@ -221,7 +192,63 @@ void run_parallel(const RunFlags& f, exec::Session& session, std::span<const int
   }
   std::fflush(stdout);
   std::fprintf(stderr, "synapse run: %d sequences: %zu prompt tokens once, %zu tokens generated in %.2f s, %.2f tok/s\n",
-               f.parallel, prompt.size(), generated, seconds, seconds > 0 ? static_cast<double>(generated) / seconds : 0.0);
+               f.parallel, prompt_tokens, generated, seconds,
+               seconds > 0 ? static_cast<double>(generated) / seconds : 0.0);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// mpirun -np R synapse-mpi run: this rank's stage of the pipeline; rank 0
+// prints as a single-process run does, the others print nothing. With
+// --trace-regions, each rank writes its own trace (rank_trace_path).
+int run_pipelined(const RunFlags& f, dist::Transport& transport, const Model& model, const exec::SessionOptions& options,
+                  std::span<const int32_t> prompt, const Tokenizer* tokenizer) {
+  if (f.speculative() || !f.dump_logits.empty() || f.plan)
+    throw Error(ErrorKind::Usage, "a pipelined run takes none of -md, --lookup-ngram, --dump-logits, --plan (yet)");
+  dist::PipelineOptions pipeline = pipeline_options(f.pipeline, model, transport.size());
+  pipeline.sequences = f.parallel;
+  const int rank = transport.rank();
+  std::unique_ptr<exec::RegionTraceWriter> trace;
+  if (!f.trace_regions.empty()) {
+    trace = std::make_unique<exec::RegionTraceWriter>(exec::rank_trace_path(f.trace_regions, rank), model, "s1", rank);
+    pipeline.on_region = [&trace](const exec::RegionEvent& e, std::span<const exec::TensorRef>) { trace->write(e); };
+    pipeline.on_hop = [&trace](const exec::HopEvent& hop) { trace->write(hop); };
+  }
+  const bool first = rank == 0;
+  TokenPrinter printer(print_options(f), tokenizer);
+  if (first && f.parallel == 1) printer.prompt(prompt);
+  RunTimer timer;
+  const GenerationOptions gen = generation_options(f, model, printer, timer);
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<std::vector<int32_t>> all =
+      dist::run_pipeline_generation(transport, model, options, pipeline, sampling_params(f.sampling), prompt, gen);
+  if (trace) trace->close();
+  if (!first) return kExitOk;
+  if (f.parallel > 1) {
+    print_continuations(f, all, prompt.size(), seconds_since(start), tokenizer);
+  } else {
+    printer.finish(all[0]);
+    std::fflush(stdout);
+    timer.print(prompt.size(), all[0].size());
+  }
+  std::fprintf(stderr, "synapse run: %d ranks, layers", transport.size());
+  for (const exec::StageRange& r : pipeline.ranges) std::fprintf(stderr, " %u-%u", r.first_layer, r.end_layer - 1);
+  std::fprintf(stderr, ", wire %s%s\n", dist::to_string(pipeline.wire),
+               pipeline.wire == dist::Wire::F16 ? " (numerical mode: hidden vectors rounded to F16 between ranks)" : "");
+  return kExitOk;
+}
+
+// --parallel P: P continuations in batched steps.
+void run_parallel(const RunFlags& f, exec::Session& session, std::span<const int32_t> prompt,
+                  const GenerationOptions& gen, const Tokenizer* tokenizer) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<std::vector<int32_t>> all =
+      generate_parallel(session, sampling_params(f.sampling), prompt, f.parallel, gen);
+  print_continuations(f, all, prompt.size(), seconds_since(start), tokenizer);
+  size_t generated = 0;
+  for (const auto& c : all) generated += c.size();
   print_memory_stats(session, static_cast<int64_t>(prompt.size() + generated));
   report_numerical_mode(session);
 }

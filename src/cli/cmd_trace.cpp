@@ -1,6 +1,8 @@
 // synapse trace FILE [--heatmap OUT.svg]: what a `synapse run --trace-regions`
 // trace says about a run: regions executed and skipped per step and token,
-// weight bytes per token, the expert histogram per layer.
+// weight bytes per token, the expert histogram per layer; for a pipelined
+// run (FILE and the FILE.rank<r> its other ranks wrote), time per rank and
+// frames, bytes and latency per hop.
 // synapse trace FILE --cache-sim SIZE[,SIZE...] [--policy lru,lfu]: instead,
 // replays the trace's expert routing against expert caches of those sizes
 // and prints hits and misses per eviction policy and for the optimal one.
@@ -78,10 +80,20 @@ void print_cache_sim(const exec::TraceSummary& summary, const TraceFlags& f) {
   }
 }
 
+// The trace, and those the other ranks of a pipelined run wrote beside it.
+exec::TraceSummary read_traces(const std::string& path) {
+  exec::TraceSummary summary;
+  for (int rank = 0;; ++rank) {
+    const std::string file = exec::rank_trace_path(path, rank);
+    std::ifstream in(file);
+    if (!in && rank > 0) return summary;
+    if (!in) throw Error(ErrorKind::Io, std::string("cannot open trace: ") + std::strerror(errno), Error::kNoOffset, file);
+    exec::add_trace(summary, in);
+  }
+}
+
 int trace(const TraceFlags& f) {
-  std::ifstream in(f.file);
-  if (!in) throw Error(ErrorKind::Io, std::string("cannot open trace: ") + std::strerror(errno), Error::kNoOffset, f.file);
-  const exec::TraceSummary summary = exec::summarize_trace(in);
+  const exec::TraceSummary summary = read_traces(f.file);
   if (!f.cache_sizes.empty()) {
     print_cache_sim(summary, f);
   } else {

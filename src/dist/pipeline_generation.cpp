@@ -1,7 +1,8 @@
 #include "dist/pipeline_generation.h"
 
 #include <algorithm>
-#include <cstring>
+#include <deque>
+#include <string>
 
 #include "ir/fingerprint.h"
 #include "synapse/error.h"
@@ -9,101 +10,226 @@
 namespace synapse::dist {
 namespace {
 
-// One rank's end of the pipeline: its stage session and the frames it
-// sends and checks.
-class StageLink {
- public:
-  StageLink(Transport& transport, const Model& model, const PipelineOptions& pipeline)
-      : transport_(transport),
-        pipeline_(pipeline),
-        expect_{pipeline.session, pipeline.epoch, plan_fingerprint(model, pipeline)} {}
+// A step's sequences and tokens, as Session::eval_batch takes them and as a
+// frame's entries carry them.
+struct StepBatch {
+  std::vector<exec::SequenceTokens> batch;
+  std::vector<FrameEntry> entries;
+  std::vector<int32_t> tokens;
 
-  int rank() const { return transport_.rank(); }
-  int last() const { return transport_.size() - 1; }
-
-  void send(int to, FrameKind kind, std::span<const int32_t> tokens, std::span<const float> hidden, uint32_t width,
-            int64_t position, bool wants_token) {
-    FrameHeader h;
-    h.kind = kind;
-    h.wire = pipeline_.wire;
-    h.wants_token = wants_token;
-    h.session = expect_.session;
-    h.epoch = expect_.epoch;
-    h.step = step_++;
-    h.position = position;
-    h.tokens = static_cast<uint32_t>(tokens.size());
-    h.width = width;
-    h.plan = expect_.plan;
-    transport_.send(to, encode_frame(h, tokens, hidden), pipeline_.timeout);
+  void clear() {
+    batch.clear();
+    entries.clear();
+    tokens.clear();
   }
-
-  Frame receive(int from) { return decode_frame(transport_.receive(from, pipeline_.timeout), expect_); }
-
- private:
-  Transport& transport_;
-  const PipelineOptions& pipeline_;
-  FrameExpectation expect_;
-  uint64_t step_ = 0;
+  void add(const exec::Session& stage, exec::SequenceId id, std::span<const int32_t> step_tokens) {
+    entries.push_back({id, static_cast<uint32_t>(step_tokens.size()), stage.position(id)});
+    tokens.insert(tokens.end(), step_tokens.begin(), step_tokens.end());
+  }
+  // The batch's spans into tokens, once every entry is added.
+  std::span<const exec::SequenceTokens> sequences() {
+    batch.clear();
+    size_t at = 0;
+    for (const FrameEntry& e : entries) {
+      batch.push_back({e.sequence, std::span<const int32_t>(tokens).subspan(at, e.tokens)});
+      at += e.tokens;
+    }
+    return batch;
+  }
 };
 
-// The first rank: evaluates the prompt chunk by chunk, then each token the
-// last rank sends back, until the limit or a stop token.
-std::vector<int32_t> run_first(StageLink& link, exec::Session& stage, std::span<const int32_t> prompt,
-                               const GenerationOptions& options) {
-  const int64_t limit = generation_limit(stage, prompt, options.n_predict);
-  std::vector<int32_t> out;
-  std::vector<int32_t> pending(prompt.begin(), prompt.end());
-  const auto width = static_cast<uint32_t>(stage.hidden_width());
-  while (static_cast<int64_t>(out.size()) < limit) {
-    for (size_t done = 0; done < pending.size();) {
-      const size_t count = std::min(pending.size() - done, static_cast<size_t>(stage.chunk()));
-      const std::span<const int32_t> chunk = std::span<const int32_t>(pending).subspan(done, count);
-      const int64_t position = stage.position();
-      const std::span<const float> hidden = stage.eval_stage(chunk, {});
-      done += count;
-      link.send(1, FrameKind::Hidden, chunk, hidden, width, position, done == pending.size());
-    }
-    const Frame reply = link.receive(link.last());
-    if (reply.header.kind != FrameKind::Token || reply.tokens.size() != 1)
-      throw Error(ErrorKind::InvalidValue, "pipeline: the last rank sent no token");
-    const int32_t token = reply.tokens[0];
-    out.push_back(token);
-    if (options.on_token) options.on_token(token);
-    if (std::find(options.stop_tokens.begin(), options.stop_tokens.end(), token) != options.stop_tokens.end()) break;
-    pending.assign(1, token);
-  }
-  link.send(1, FrameKind::Stop, {}, {}, 0, stage.position(), false);
-  return out;
+// Forks sequence 0 `count` times; every rank numbers the new sequences the
+// same way, 1, 2, ...
+void fork_sequences(exec::Session& stage, uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i)
+    if (stage.fork(0) != static_cast<exec::SequenceId>(i + 1))
+      throw Error(ErrorKind::InvalidValue, "pipeline: forks must number the sequences 1, 2, ... on every rank");
 }
 
-// A later rank: runs its layers on each frame; the last samples where the
-// first asks for a token (accepting every token it is given first, as the
-// single-process loop accepts the prompt and each token it emits).
-void run_later(StageLink& link, exec::Session& stage, Sampler& sampler) {
-  const bool last = link.rank() == link.last();
-  const auto width = static_cast<uint32_t>(stage.hidden_width());
-  while (true) {
-    const Frame in = link.receive(link.rank() - 1);
-    if (in.header.kind == FrameKind::Stop) {
-      if (!last) link.send(link.rank() + 1, FrameKind::Stop, {}, {}, 0, in.header.position, false);
-      return;
-    }
-    if (in.header.kind != FrameKind::Hidden || in.header.width != width || in.header.position != stage.position())
-      throw Error(ErrorKind::InvalidValue, "pipeline: rank " + std::to_string(link.rank() - 1) +
-                                               " sent a frame for position " + std::to_string(in.header.position) +
-                                               " of width " + std::to_string(in.header.width) + "; this stage is at " +
-                                               std::to_string(stage.position()) + ", width " + std::to_string(width));
-    const std::span<const float> out = stage.eval_stage(in.tokens, in.hidden);
-    if (!last) {
-      link.send(link.rank() + 1, FrameKind::Hidden, in.tokens, out, width, in.header.position, in.header.wants_token);
-      continue;
-    }
-    for (int32_t token : in.tokens) sampler.accept(token);
-    if (!in.header.wants_token) continue;
-    const int32_t token = sampler.sample(out);
-    link.send(0, FrameKind::Token, std::span<const int32_t>(&token, 1), {}, 0, stage.position(), false);
+class FirstStage {
+ public:
+  FirstStage(StageLink& link, exec::Session& stage, const PipelineOptions& pipeline, const GenerationOptions& options,
+             int64_t limit)
+      : link_(link), stage_(stage), options_(options), limit_(limit), out_(static_cast<size_t>(pipeline.sequences)),
+        done_(out_.size(), limit <= 0) {
+    const int micro = pipeline.micro_batches > 0 ? pipeline.micro_batches : link.last() + 1;
+    micro_batches_ = std::clamp(micro, 1, pipeline.sequences);
   }
-}
+
+  std::vector<std::vector<int32_t>> run(std::span<const int32_t> prompt) {
+    if (limit_ > 0) {
+      prefill(prompt);
+      for (int m = 0; m < micro_batches_; ++m) launch(m);
+      while (!in_flight_.empty()) {
+        const int m = in_flight_.front();
+        in_flight_.pop_front();
+        take(link_.receive(link_.last()));
+        launch(m);
+      }
+    }
+    link_.send(1, {.kind = FrameKind::Stop}, {}, {}, {});
+    return std::move(out_);
+  }
+
+ private:
+  // The prompt in chunks on sequence 0; the last asks for a token of each
+  // sequence, forking the others from it.
+  void prefill(std::span<const int32_t> prompt) {
+    const auto forks = static_cast<uint32_t>(out_.size() - 1);
+    for (size_t done = 0; done < prompt.size();) {
+      const size_t count = std::min(prompt.size() - done, static_cast<size_t>(stage_.chunk()));
+      step_.clear();
+      step_.add(stage_, 0, prompt.subspan(done, count));
+      done += count;
+      const bool end = done == prompt.size();
+      evaluate_and_send({.kind = FrameKind::Hidden, .wants_token = end, .forks = end ? forks : 0});
+    }
+    fork_sequences(stage_, forks);
+    take(link_.receive(link_.last()));
+  }
+
+  // Micro-batch m (sequences m, m + M, ...) steps each unfinished sequence
+  // by the token it was last given.
+  void launch(int m) {
+    step_.clear();
+    for (size_t i = static_cast<size_t>(m); i < out_.size(); i += static_cast<size_t>(micro_batches_))
+      if (!done_[i]) step_.add(stage_, static_cast<exec::SequenceId>(i), std::span<const int32_t>(&out_[i].back(), 1));
+    if (step_.entries.empty()) return;
+    evaluate_and_send({.kind = FrameKind::Hidden, .wants_token = true});
+    in_flight_.push_back(m);
+  }
+
+  void evaluate_and_send(const FrameHeader& header) {
+    const std::span<const float> hidden = stage_.eval_batch(step_.sequences());
+    link_.send(1, header, step_.entries, step_.tokens, hidden);
+  }
+
+  // The tokens the last rank sampled: emitted, and each sequence ends at
+  // the limit or a stop token.
+  void take(const Frame& reply) {
+    if (reply.header.kind != FrameKind::Token || reply.tokens.size() != reply.entries.size())
+      throw Error(ErrorKind::InvalidValue, "pipeline: the last rank sent no tokens");
+    for (size_t e = 0; e < reply.entries.size(); ++e) {
+      const auto i = static_cast<size_t>(reply.entries[e].sequence);
+      if (i >= out_.size() || done_[i])
+        throw Error(ErrorKind::InvalidValue, "pipeline: a token for sequence " + std::to_string(i) + ", not running");
+      const int32_t token = reply.tokens[e];
+      out_[i].push_back(token);
+      if (out_.size() == 1 && options_.on_token) options_.on_token(token);
+      done_[i] = static_cast<int64_t>(out_[i].size()) >= limit_ ||
+                 std::find(options_.stop_tokens.begin(), options_.stop_tokens.end(), token) !=
+                     options_.stop_tokens.end();
+    }
+  }
+
+  StageLink& link_;
+  exec::Session& stage_;
+  const GenerationOptions& options_;
+  const int64_t limit_;
+  int micro_batches_ = 1;
+  std::vector<std::vector<int32_t>> out_;
+  std::vector<bool> done_;
+  std::deque<int> in_flight_;  // micro-batches sent, in the order their tokens come back
+  StepBatch step_;
+};
+
+class LaterStage {
+ public:
+  LaterStage(StageLink& link, exec::Session& stage, const SamplingParams& sampling)
+      : link_(link), stage_(stage), sampling_(sampling), last_(link.rank() == link.last()) {
+    samplers_.emplace_back(sampling, static_cast<int32_t>(stage.vocab()));
+  }
+
+  // Runs its layers on each frame until the first rank stops; the last
+  // samples where the first asks for tokens (accepting every token it is
+  // given first, as the single-process loop accepts the prompt and each
+  // token it emits).
+  void run() {
+    while (true) {
+      const Frame in = link_.receive(link_.rank() - 1);
+      if (in.header.kind == FrameKind::Stop) {
+        if (!last_) link_.send(link_.rank() + 1, {.kind = FrameKind::Stop}, {}, {}, {});
+        return;
+      }
+      check(in);
+      step_.clear();
+      for (size_t e = 0, at = 0; e < in.entries.size(); at += in.entries[e].tokens, ++e)
+        step_.add(stage_, in.entries[e].sequence, std::span<const int32_t>(in.tokens).subspan(at, in.entries[e].tokens));
+      const std::span<const float> out = stage_.eval_batch(step_.sequences(), in.hidden);
+      if (last_) accept(in);
+      fork_sequences(stage_, in.header.forks);
+      held_ += in.header.forks;
+      if (!last_) {
+        link_.send(link_.rank() + 1, {.kind = FrameKind::Hidden, .wants_token = in.header.wants_token,
+                                      .forks = in.header.forks},
+                   in.entries, in.tokens, out);
+        continue;
+      }
+      if (in.header.wants_token) sample(in, out);
+    }
+  }
+
+ private:
+  void check(const Frame& in) const {
+    const auto width = static_cast<uint32_t>(stage_.hidden_width());
+    const auto problem = [&]() -> std::string {
+      if (in.header.kind != FrameKind::Hidden) return "a frame that is not a step";
+      if (in.header.width != width)
+        return "hidden vectors of width " + std::to_string(in.header.width) + "; this stage's is " + std::to_string(width);
+      for (const FrameEntry& e : in.entries)
+        if (static_cast<size_t>(e.sequence) >= held_ || e.position != stage_.position(e.sequence))
+          return "a step of sequence " + std::to_string(e.sequence) + " at position " + std::to_string(e.position) +
+                 ", which this stage does not hold there";
+      return {};
+    }();
+    if (!problem.empty())
+      throw Error(ErrorKind::InvalidValue, "pipeline: rank " + std::to_string(link_.rank() - 1) + " sent " + problem);
+  }
+  void accept(const Frame& in) {
+    for (size_t e = 0, at = 0; e < in.entries.size(); at += in.entries[e].tokens, ++e) {
+      const auto id = static_cast<size_t>(in.entries[e].sequence);
+      for (uint32_t t = 0; t < in.entries[e].tokens; ++t) {
+        samplers_[id].accept(in.tokens[at + t]);
+        if (held_ == 1) history_.push_back(in.tokens[at + t]);
+      }
+    }
+    // A fork samples with its own seed, from the history it shares.
+    for (uint32_t f = 1; f <= in.header.forks; ++f) {
+      SamplingParams own = sampling_;
+      if (sampling_.seed) own.seed = *sampling_.seed + f;
+      samplers_.emplace_back(own, static_cast<int32_t>(stage_.vocab()));
+      for (int32_t t : history_) samplers_.back().accept(t);
+    }
+  }
+
+  void sample(const Frame& in, std::span<const float> logits) {
+    const auto vocab = static_cast<size_t>(stage_.vocab());
+    std::vector<FrameEntry> entries;
+    std::vector<int32_t> tokens;
+    if (in.header.forks > 0) {  // the prompt's end: every sequence samples from its one row
+      for (size_t i = 0; i < samplers_.size(); ++i) {
+        entries.push_back({static_cast<int32_t>(i), 1, stage_.position(0)});
+        tokens.push_back(samplers_[i].sample(logits.first(vocab)));
+      }
+    } else {
+      for (size_t e = 0; e < in.entries.size(); ++e) {
+        const exec::SequenceId id = in.entries[e].sequence;
+        entries.push_back({id, 1, stage_.position(id)});
+        tokens.push_back(samplers_[static_cast<size_t>(id)].sample(logits.subspan(e * vocab, vocab)));
+      }
+    }
+    link_.send(0, {.kind = FrameKind::Token}, entries, tokens, {});
+  }
+
+  StageLink& link_;
+  exec::Session& stage_;
+  const SamplingParams& sampling_;
+  const bool last_;
+  std::vector<Sampler> samplers_;  // the last rank's, by sequence
+  std::vector<int32_t> history_;   // what sequence 0 accepted before it forked
+  size_t held_ = 1;                // sequences: 0 and the forks made so far
+  StepBatch step_;
+};
 
 }  // namespace
 
@@ -125,19 +251,29 @@ uint64_t plan_fingerprint(const Model& model, const PipelineOptions& options) {
   return h;
 }
 
-std::vector<int32_t> run_pipeline_generation(Transport& transport, const Model& model,
-                                             exec::SessionOptions session_options, const PipelineOptions& pipeline,
-                                             const SamplingParams& sampling, std::span<const int32_t> prompt,
-                                             const GenerationOptions& options) {
+std::vector<std::vector<int32_t>> run_pipeline_generation(Transport& transport, const Model& model,
+                                                          exec::SessionOptions session_options,
+                                                          const PipelineOptions& pipeline,
+                                                          const SamplingParams& sampling,
+                                                          std::span<const int32_t> prompt,
+                                                          const GenerationOptions& options) {
   if (transport.size() < 2 || pipeline.ranges.size() != static_cast<size_t>(transport.size()))
     throw Error(ErrorKind::Usage, "a pipeline of " + std::to_string(pipeline.ranges.size()) + " stages on " +
                                       std::to_string(transport.size()) + " ranks: one stage per rank, two at least");
+  if (pipeline.sequences < 1 || pipeline.sequences > session_options.logits_rows)
+    throw Error(ErrorKind::InvalidValue, std::to_string(pipeline.sequences) +
+                                             " pipelined sequences; the session plans 1.." +
+                                             std::to_string(session_options.logits_rows));
   session_options.stage = pipeline.ranges[static_cast<size_t>(transport.rank())];
   exec::Session stage(model, session_options);
-  StageLink link(transport, model, pipeline);
-  if (transport.rank() == 0) return run_first(link, stage, prompt, options);
-  Sampler sampler(sampling, static_cast<int32_t>(stage.vocab()));
-  run_later(link, stage, sampler);
+  if (pipeline.on_region) stage.scheduler().set_listener(pipeline.on_region);
+  // Every rank checks the prompt, so a bad one fails them all alike.
+  const int64_t limit = generation_limit(stage, prompt, options.n_predict);
+  StageLink link(transport, {pipeline.session, pipeline.epoch, plan_fingerprint(model, pipeline)}, pipeline.wire,
+                 pipeline.timeout, pipeline.on_hop);
+  link.measure_hops();
+  if (transport.rank() == 0) return FirstStage(link, stage, pipeline, options, limit).run(prompt);
+  LaterStage(link, stage, sampling).run();
   return {};
 }
 

@@ -2,9 +2,14 @@
 // the model (exec/pipeline_stage.h); per step the first rank embeds and runs
 // its layers and sends a frame on, each rank runs its layers on the hidden
 // vectors it receives, and the last computes the logits, samples and sends
-// the token back to the first, which emits it. Tokens equal the
+// the tokens back to the first, which emits them. Tokens equal the
 // single-process run's: the stages compute the model's own operations, and
 // the F32 wire hands the hidden vectors on exactly.
+//
+// Several sequences (run --parallel) decode in micro-batches, one per rank
+// by default: while the last rank samples one micro-batch, the ranks before
+// it run the others, so every rank works at once and throughput grows with
+// the ranks instead of only the capacity.
 #pragma once
 
 #include <chrono>
@@ -12,6 +17,7 @@
 #include <vector>
 
 #include "dist/frame.h"
+#include "dist/stage_link.h"
 #include "dist/transport.h"
 #include "exec/pipeline_stage.h"
 #include "exec/session.h"
@@ -29,20 +35,34 @@ struct PipelineOptions {
   std::chrono::milliseconds timeout{std::chrono::seconds(120)};
   uint64_t session = 1;
   uint32_t epoch = 1;
+  // Continuations of the prompt decoded together (as generate_parallel),
+  // and the micro-batches they are split into (0: one per rank, at most
+  // one per sequence).
+  int sequences = 1;
+  int micro_batches = 0;
+  // What this rank's stage runs and receives, for a trace (either may be
+  // empty).
+  exec::RegionListener on_region = nullptr;
+  HopListener on_hop = nullptr;
 };
 
 // What every rank must agree on: the model's graph fingerprint, the ranges
 // and the wire.
 uint64_t plan_fingerprint(const Model& model, const PipelineOptions& options);
 
-// Runs this rank's stage (session_options.stage is set from the ranges).
-// On rank 0 returns the generated tokens (calling options.on_token as each
-// comes), elsewhere nothing. Throws Error(Usage) when the ranks and ranges
-// differ in number; Error(Io) when a rank sends nothing within the timeout
-// (naming it); Error(InvalidValue) for a frame of another plan or epoch.
-std::vector<int32_t> run_pipeline_generation(Transport& transport, const Model& model,
-                                             exec::SessionOptions session_options, const PipelineOptions& pipeline,
-                                             const SamplingParams& sampling, std::span<const int32_t> prompt,
-                                             const GenerationOptions& options);
+// Runs this rank's stage (session_options.stage is set from the ranges; the
+// session must plan a logits row per sequence and chunks of at least
+// one). On rank 0 returns each sequence's generated tokens, calling
+// options.on_token as each comes when there is one sequence; elsewhere
+// nothing. Continuation i samples with sampling.seed + i when a seed is
+// given. Throws Error(Usage) when the ranks and ranges differ in number;
+// Error(Io) when a rank sends nothing within the timeout (naming it);
+// Error(InvalidValue) for a frame of another plan or epoch.
+std::vector<std::vector<int32_t>> run_pipeline_generation(Transport& transport, const Model& model,
+                                                          exec::SessionOptions session_options,
+                                                          const PipelineOptions& pipeline,
+                                                          const SamplingParams& sampling,
+                                                          std::span<const int32_t> prompt,
+                                                          const GenerationOptions& options);
 
 }  // namespace synapse::dist

@@ -28,8 +28,12 @@ std::string main_encoding(const ir::Graph& graph, const ir::Region& region) {
 
 }  // namespace
 
-RegionTraceWriter::RegionTraceWriter(const std::string& path, const Model& model, std::string session)
-    : path_(path), session_(std::move(session)) {
+std::string rank_trace_path(const std::string& path, int rank) {
+  return rank == 0 ? path : path + ".rank" + std::to_string(rank);
+}
+
+RegionTraceWriter::RegionTraceWriter(const std::string& path, const Model& model, std::string session, int rank)
+    : path_(path), session_(std::move(session)), rank_(rank) {
   file_ = std::fopen(path.c_str(), "w");
   if (!file_)
     throw Error(ErrorKind::Io, std::string("cannot create trace file: ") + std::strerror(errno),
@@ -48,11 +52,11 @@ void RegionTraceWriter::write(const RegionEvent& e) {
                ",\"region\":%u,\"kind\":\"%s\",\"layer\":%u,\"expert\":%u,\"outcome\":\"%s\","
                "\"provenance\":\"%s\",\"duration_ns\":%" PRId64 ",\"weight_bytes_touched\":%" PRIu64
                ",\"weight_bytes_loaded\":%" PRIu64 ",\"weight_bytes_prefetched\":%" PRIu64
-               ",\"weight_bytes_resident\":%" PRIu64 ",\"device\":\"cpu\",\"rank\":0,\"precision\":\"%s\","
+               ",\"weight_bytes_resident\":%" PRIu64 ",\"device\":\"cpu\",\"rank\":%d,\"precision\":\"%s\","
                "\"kernel\":\"%s\"%s}\n",
                session_.c_str(), e.step, e.position, e.tokens, e.region.index, e.kind, e.layer, e.expert,
                to_string(e.outcome), e.dropped ? "UserDropped" : ir::to_string(e.provenance), e.duration_ns,
-               e.weight_bytes_touched, e.weight_bytes_loaded, e.weight_bytes_prefetched, e.weight_bytes_resident,
+               e.weight_bytes_touched, e.weight_bytes_loaded, e.weight_bytes_prefetched, e.weight_bytes_resident, rank_,
                precision_.at(e.region.index).c_str(), e.kernel,
                e.quality_bounded ? ",\"mode\":\"QualityBounded\"" : "");
 }
@@ -63,6 +67,15 @@ void RegionTraceWriter::write(const SpeculationTotals& t) {
                "{\"session\":\"%s\",\"event\":\"speculation\",\"drafted\":%" PRId64 ",\"accepted\":%" PRId64
                ",\"target_passes\":%" PRId64 ",\"committed\":%" PRId64 ",\"decode_ns\":%" PRId64 "}\n",
                session_.c_str(), t.drafted, t.accepted, t.target_passes, t.committed, t.decode_ns);
+}
+
+void RegionTraceWriter::write(const HopEvent& h) {
+  if (!file_) return;
+  std::fprintf(file_,
+               "{\"session\":\"%s\",\"event\":\"hop\",\"kind\":\"%s\",\"from\":%d,\"to\":%d,\"step\":%" PRIu64
+               ",\"bytes\":%" PRIu64 ",\"tokens\":%" PRId64 ",\"latency_ns\":%" PRId64 ",\"wait_ns\":%" PRId64
+               ",\"rank\":%d}\n",
+               session_.c_str(), h.kind, h.from, h.to, h.step, h.bytes, h.tokens, h.latency_ns, h.wait_ns, rank_);
 }
 
 void RegionTraceWriter::close() {

@@ -36,10 +36,26 @@ void add_speculation(TraceSummary& summary, const json& record, size_t line) {
   }
 }
 
-// Adds one event to the summary; a new (step, position) pair opens a step.
+// Adds a pipeline hop's frame, or the hop's measured round trip.
+void add_hop(TraceSummary& summary, const json& hop, size_t line) {
+  for (const char* key : {"kind", "from", "to", "bytes", "latency_ns", "wait_ns"})
+    if (!hop.contains(key)) bad_line(line, std::string("no \"") + key + "\"");
+  HopTotals& totals = summary.hops[{hop["from"].get<int>(), hop["to"].get<int>()}];
+  if (hop["kind"] == "link") {
+    totals.round_trip_ns = hop["latency_ns"].get<int64_t>();
+    return;
+  }
+  ++totals.frames;
+  totals.bytes += hop["bytes"].get<uint64_t>();
+  totals.latency_ns.push_back(hop["latency_ns"].get<int64_t>());
+  totals.wait_ns += hop["wait_ns"].get<int64_t>();
+}
+
+// Adds one event to the summary; a new (rank, step, position) opens a step.
 void add_event(TraceSummary& summary, const json& event, size_t line) {
   if (!event.is_object()) bad_line(line, "not a JSON object");
   if (event.contains("event")) {
+    if (event["event"] == "hop") return add_hop(summary, event, line);
     if (event["event"] != "speculation") bad_line(line, "unknown event");
     return add_speculation(summary, event, line);
   }
@@ -48,8 +64,14 @@ void add_event(TraceSummary& summary, const json& event, size_t line) {
   const auto step = event["step"].get<uint64_t>();
   const auto position = event["position"].get<int64_t>();
   const auto region = event["region"].get<uint32_t>();
-  if (summary.steps.empty() || summary.steps.back().step != step || summary.steps.back().position != position) {
+  const int rank = event.value("rank", 0);
+  RankTotals& rank_totals = summary.ranks[rank];
+  rank_totals.region_ns += event.value("duration_ns", int64_t{0});
+  if (summary.steps.empty() || summary.steps.back().step != step || summary.steps.back().position != position ||
+      summary.steps.back().rank != rank) {
+    ++rank_totals.steps;
     TraceStep next;
+    next.rank = rank;
     next.step = step;
     next.position = position;
     next.tokens = event.value("tokens", int64_t{0});  // 0: not traced
@@ -83,10 +105,38 @@ void add_event(TraceSummary& summary, const json& event, size_t line) {
   }
 }
 
+double median_ms(std::vector<int64_t> values) {
+  if (values.empty()) return 0;
+  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return static_cast<double>(*middle) / 1e6;
+}
+
+// Time per rank and frames per hop, for a pipelined run's traces.
+void print_pipeline(const TraceSummary& summary, std::FILE* out) {
+  for (const auto& [rank, totals] : summary.ranks)
+    std::fprintf(out, "rank %d: %" PRIu64 " steps, %.1f ms in its regions\n", rank, totals.steps,
+                 static_cast<double>(totals.region_ns) / 1e6);
+  for (const auto& [hop, totals] : summary.hops) {
+    std::fprintf(out, "hop %d->%d: %" PRIu64 " frames, %" PRIu64 " bytes, median latency %.3f ms, receiver waited %.1f ms",
+                 hop.first, hop.second, totals.frames, totals.bytes, median_ms(totals.latency_ns),
+                 static_cast<double>(totals.wait_ns) / 1e6);
+    if (totals.round_trip_ns > 0)
+      std::fprintf(out, ", link round trip %.3f ms", static_cast<double>(totals.round_trip_ns) / 1e6);
+    std::fprintf(out, "\n");
+  }
+}
+
 }  // namespace
 
 TraceSummary summarize_trace(std::istream& in) {
   TraceSummary summary;
+  add_trace(summary, in);
+  return summary;
+}
+
+void add_trace(TraceSummary& summary, std::istream& in) {
+  const size_t first_step = summary.steps.size();
   std::string text;
   size_t line = 0;
   while (std::getline(in, text)) {
@@ -100,17 +150,19 @@ TraceSummary summarize_trace(std::istream& in) {
   }
   // Without a "tokens" field a step spans the positions up to the next step
   // (the last one: one token).
-  for (size_t i = 0; i < summary.steps.size(); ++i) {
+  for (size_t i = first_step; i < summary.steps.size(); ++i) {
     TraceStep& s = summary.steps[i];
     if (s.tokens > 0) continue;
     const int64_t gap = i + 1 < summary.steps.size() ? summary.steps[i + 1].position - s.position : 1;
     s.tokens = gap > 0 ? gap : 1;
   }
   for (TraceStep& s : summary.steps) s.activity.resize(summary.regions, '?');
-  return summary;
 }
 
 void print_trace_summary(const TraceSummary& summary, std::FILE* out) {
+  const bool ranks = summary.ranks.size() > 1;
+  const int first_rank = summary.ranks.empty() ? 0 : summary.ranks.begin()->first;
+  if (ranks) std::fprintf(out, "%4s ", "rank");
   std::fprintf(out, "%6s %8s %6s %9s %8s %14s %14s\n", "step", "position", "tokens", "executed", "skipped",
                "weight_bytes", "bytes/token");
   int64_t tokens = 0;
@@ -119,17 +171,18 @@ void print_trace_summary(const TraceSummary& summary, std::FILE* out) {
     loaded += s.loaded_bytes;
     prefetched += s.prefetched_bytes;
     peak_resident = std::max(peak_resident, s.peak_resident_bytes);
+    if (ranks) std::fprintf(out, "%4d ", s.rank);
     std::fprintf(out, "%6" PRIu64 " %8" PRId64 " %6" PRId64 " %9u %8u %14" PRIu64 " %14" PRIu64 "\n", s.step,
                  s.position, s.tokens, s.executed, s.skipped, s.weight_bytes,
                  s.weight_bytes / static_cast<uint64_t>(std::max<int64_t>(s.tokens, 1)));
-    tokens += s.tokens;
+    if (s.rank == first_rank) tokens += s.tokens;  // every rank runs each token
     executed += s.executed;
     skipped += s.skipped;
     bytes += s.weight_bytes;
   }
   if (tokens > 0)
-    std::fprintf(out, "steps %zu, tokens %" PRId64 ", regions %u: per token %.2f executed, %.2f skipped, %.0f bytes\n",
-                 summary.steps.size(), tokens, summary.regions, static_cast<double>(executed) / tokens,
+    std::fprintf(out, "steps %" PRIu64 ", tokens %" PRId64 ", regions %u: per token %.2f executed, %.2f skipped, %.0f bytes\n",
+                 summary.ranks.empty() ? uint64_t{0} : summary.ranks.begin()->second.steps, tokens, summary.regions, static_cast<double>(executed) / tokens,
                  static_cast<double>(skipped) / tokens, static_cast<double>(bytes) / tokens);
   if (tokens > 0 && peak_resident > 0) {
     const uint64_t experts = summary.expert_hits + summary.expert_loads;
@@ -154,6 +207,7 @@ void print_trace_summary(const TraceSummary& summary, std::FILE* out) {
                  spec.target_passes, spec.committed,
                  spec.committed > 0 ? static_cast<double>(spec.target_passes) / static_cast<double>(spec.committed) : 0.0,
                  spec.decode_ns > 0 ? 1e9 * static_cast<double>(spec.committed) / static_cast<double>(spec.decode_ns) : 0.0);
+  if (summary.ranks.size() > 1 || !summary.hops.empty()) print_pipeline(summary, out);
   if (summary.expert_histogram.empty()) return;
   std::fprintf(out, "expert executions per layer (expert: count)\n");
   for (const auto& [layer, counts] : summary.expert_histogram) {

@@ -17,6 +17,7 @@
 namespace synapse::exec {
 
 struct TraceStep {
+  int rank = 0;  // the pipeline rank that ran it
   uint64_t step = 0;
   int64_t position = 0;  // of the step's first token
   int64_t tokens = 0;    // the trace's "tokens", else the distance to the next step's position
@@ -38,6 +39,21 @@ struct ExpertRegion {
   uint32_t expert = 0;
 };
 
+// A pipeline rank's share of the run.
+struct RankTotals {
+  uint64_t steps = 0;
+  int64_t region_ns = 0;  // in its regions
+};
+
+// The frames of one hop between pipeline ranks (from, to).
+struct HopTotals {
+  uint64_t frames = 0;
+  uint64_t bytes = 0;
+  std::vector<int64_t> latency_ns;  // per frame
+  int64_t wait_ns = 0;              // the receiver's, in all
+  int64_t round_trip_ns = 0;        // measured before the run (0: not)
+};
+
 struct TraceSummary {
   std::vector<TraceStep> steps;  // in the order they appear
   // Executions of each Expert region, by layer, then expert index.
@@ -51,13 +67,19 @@ struct TraceSummary {
   uint64_t expert_loads = 0;
   // A speculative run's totals, summed over its "speculation" lines.
   SpeculationTotals speculation;
+  // A pipelined run's, by rank and by hop.
+  std::map<int, RankTotals> ranks;
+  std::map<std::pair<int, int>, HopTotals> hops;
 };
 
 // Throws Error(InvalidValue) naming the line number for a line that is not
 // a region event or a speculation record. A trace with several sessions is summarized as one.
 TraceSummary summarize_trace(std::istream& in);
+// The same over several traces, as one run (a pipelined run's ranks).
+void add_trace(TraceSummary& summary, std::istream& in);
 
-// The per-step table, per-token means and the expert histogram, as text.
+// The per-step table, per-token means, the expert histogram, and a
+// pipelined run's time per rank and frames per hop, as text.
 void print_trace_summary(const TraceSummary& summary, std::FILE* out);
 
 // The routing of a summarized trace, for memory::simulate_expert_cache;

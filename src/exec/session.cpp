@@ -115,7 +115,15 @@ void Session::run_chunks(std::span<const int32_t> tokens, int64_t output_rows, O
   set_running(false);
 }
 
-std::span<const float> Session::eval_batch(std::span<const SequenceTokens> batch) {
+void Session::check_stage_input(size_t tokens, std::span<const float> hidden) const {
+  const bool takes_hidden = scheduler_.layer_drop().hidden_in;
+  if (hidden.size() != (takes_hidden ? tokens * static_cast<size_t>(hidden_width()) : 0))
+    throw Error(ErrorKind::InvalidValue, "a stage step of " + std::to_string(tokens) + " tokens takes " +
+                                             (takes_hidden ? "its hidden vectors" : "no hidden vectors") + ", not " +
+                                             std::to_string(hidden.size()) + " values");
+}
+
+std::span<const float> Session::eval_batch(std::span<const SequenceTokens> batch, std::span<const float> hidden) {
   if (batch.empty() || static_cast<int64_t>(batch.size()) > scheduler_.logits_rows())
     throw Error(ErrorKind::InvalidValue, "a batch of " + std::to_string(batch.size()) +
                                              " sequences; the session plans 1.." +
@@ -139,8 +147,10 @@ std::span<const float> Session::eval_batch(std::span<const SequenceTokens> batch
     count += n;
   }
   const auto size = static_cast<size_t>(count);
+  check_stage_input(size, hidden);
   StepInput step{std::span<const int32_t>(batch_tokens_).first(size), std::span(positions_).first(size), steps_, 1};
   step.sequences = step_sequences_;
+  step.hidden = hidden;
   set_running(true);
   std::span<const float> logits;
   try {
@@ -157,7 +167,7 @@ std::span<const float> Session::eval_batch(std::span<const SequenceTokens> batch
   for (const SequenceTokens& entry : batch) sequence(entry.sequence).position += static_cast<int64_t>(entry.tokens.size());
   ++steps_;
   set_running(false);
-  return logits;  // a row per entry: each sequence asked for its last one
+  return logits;  // a row per entry (each sequence asked for its last one), or a stage's hidden vectors
 }
 
 SequenceId Session::fork(SequenceId from) {
@@ -226,17 +236,13 @@ std::vector<float> Session::eval_all(std::span<const int32_t> tokens) {
 }
 
 std::span<const float> Session::eval_stage(std::span<const int32_t> tokens, std::span<const float> hidden) {
-  const LayerDrop& plan = scheduler_.layer_drop();
   if (static_cast<int64_t>(tokens.size()) > chunk())
     throw Error(ErrorKind::InvalidValue, "a stage step of " + std::to_string(tokens.size()) +
                                              " tokens; the session's chunk is " + std::to_string(chunk()));
-  if (hidden.size() != (plan.hidden_in ? tokens.size() * static_cast<size_t>(hidden_width()) : 0))
-    throw Error(ErrorKind::InvalidValue, "a stage step of " + std::to_string(tokens.size()) + " tokens takes " +
-                                             (plan.hidden_in ? "its hidden vectors" : "no hidden vectors") + ", not " +
-                                             std::to_string(hidden.size()) + " values");
+  check_stage_input(tokens.size(), hidden);
   std::span<const float> out;
   run_chunks(tokens, 1, [&](std::span<const float> values, size_t) { out = values; }, hidden);
-  if (plan.hidden_out) return out;
+  if (scheduler_.layer_drop().hidden_out) return out;
   std::copy(out.end() - static_cast<std::ptrdiff_t>(last_logits_.size()), out.end(), last_logits_.begin());
   return last_logits_;
 }

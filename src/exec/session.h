@@ -95,8 +95,11 @@ class Session {
   // sequence's logits are the same bits whatever else is in the batch.
   // Throws Error(InvalidValue) before any compute for more entries than the
   // session's logits_rows, an unknown or repeated sequence, or what eval
-  // refuses; after a throw every sequence is as it was.
-  std::span<const float> eval_batch(std::span<const SequenceTokens> batch);
+  // refuses; after a throw every sequence is as it was. A pipeline stage
+  // takes the previous stage's hidden vectors for the batch's tokens as
+  // eval_stage does, and returns its own, [tokens, hidden_width()], when a
+  // later stage follows.
+  std::span<const float> eval_batch(std::span<const SequenceTokens> batch, std::span<const float> hidden = {});
 
   // A new sequence holding `from`'s tokens; it shares their KV pages until
   // one of the two writes into a shared page (copy-on-write).
@@ -148,6 +151,9 @@ class Session {
   Sequence& sequence(SequenceId id);
   const Sequence& sequence(SequenceId id) const;
   void check(const Sequence& sequence, std::span<const int32_t> tokens) const;
+  // Throws Error(InvalidValue) unless hidden holds what a stage step of
+  // `tokens` tokens takes: their hidden vectors, or none for the first stage.
+  void check_stage_input(size_t tokens, std::span<const float> hidden) const;
   // Runs tokens in chunks; for each chunk, hands the logits rows of its
   // last output_rows tokens (0: all) to `rows`.
   template <class OnRows>

@@ -1,6 +1,7 @@
-// Pipeline frames round-trip their header, tokens and hidden vectors (F32
-// exactly, F16 rounded), and a receiver refuses a frame of another session,
-// a stale or future epoch, another plan, or bytes that are not a whole frame.
+// Pipeline frames round-trip their header, entries, tokens and hidden
+// vectors (F32 exactly, F16 rounded), and a receiver refuses a frame of
+// another session, a stale or future epoch, another plan, or bytes that are
+// not a whole frame.
 #include <gtest/gtest.h>
 
 #include "dist/frame.h"
@@ -18,13 +19,16 @@ FrameHeader header(Wire wire) {
   h.session = 7;
   h.epoch = 3;
   h.step = 12;
-  h.position = 40;
+  h.forks = 3;
+  h.sent_ns = 123456789;
+  h.entries = 2;
   h.tokens = 2;
   h.width = 3;
   h.plan = 0xfeedface;
   return h;
 }
 
+const std::vector<FrameEntry> kEntries = {{0, 1, 40}, {3, 1, 17}};
 const std::vector<int32_t> kTokens = {5, 9};
 const std::vector<float> kHidden = {0.1f, -2.5f, 3e-3f, 7.0f, -0.25f, 1e4f};
 const FrameExpectation kExpect{7, 3, 0xfeedface};
@@ -40,23 +44,28 @@ ErrorKind decode_error(const std::vector<uint8_t>& bytes, const FrameExpectation
 }
 
 TEST(PipelineFrame, F32RoundTripsExactly) {
-  const Frame f = decode_frame(encode_frame(header(Wire::F32), kTokens, kHidden), kExpect);
+  const Frame f = decode_frame(encode_frame(header(Wire::F32), kEntries, kTokens, kHidden), kExpect);
   EXPECT_EQ(f.header.step, 12u);
-  EXPECT_EQ(f.header.position, 40);
+  EXPECT_EQ(f.header.forks, 3u);
+  EXPECT_EQ(f.header.sent_ns, 123456789);
   EXPECT_TRUE(f.header.wants_token);
+  ASSERT_EQ(f.entries.size(), 2u);
+  EXPECT_EQ(f.entries[1].sequence, 3);
+  EXPECT_EQ(f.entries[1].tokens, 1u);
+  EXPECT_EQ(f.entries[1].position, 17);
   EXPECT_EQ(f.tokens, kTokens);
   EXPECT_EQ(f.hidden, kHidden);
 }
 
 TEST(PipelineFrame, F16RoundsEachValueToHalf) {
-  const std::vector<uint8_t> bytes = encode_frame(header(Wire::F16), kTokens, kHidden);
-  EXPECT_LT(bytes.size(), encode_frame(header(Wire::F32), kTokens, kHidden).size());
+  const std::vector<uint8_t> bytes = encode_frame(header(Wire::F16), kEntries, kTokens, kHidden);
+  EXPECT_LT(bytes.size(), encode_frame(header(Wire::F32), kEntries, kTokens, kHidden).size());
   const Frame f = decode_frame(bytes, kExpect);
   for (size_t i = 0; i < kHidden.size(); ++i) EXPECT_EQ(f.hidden[i], fp16_to_fp32(fp32_to_fp16(kHidden[i])));
 }
 
 TEST(PipelineFrame, ReceiverRefusesAnotherSessionEpochOrPlan) {
-  const std::vector<uint8_t> bytes = encode_frame(header(Wire::F32), kTokens, kHidden);
+  const std::vector<uint8_t> bytes = encode_frame(header(Wire::F32), kEntries, kTokens, kHidden);
   try {
     decode_frame(bytes, {7, 4, 0xfeedface});
     FAIL();
@@ -75,7 +84,7 @@ TEST(PipelineFrame, ReceiverRefusesAnotherSessionEpochOrPlan) {
 }
 
 TEST(PipelineFrame, BytesThatAreNotAWholeFrameAreRefused) {
-  std::vector<uint8_t> bytes = encode_frame(header(Wire::F32), kTokens, kHidden);
+  std::vector<uint8_t> bytes = encode_frame(header(Wire::F32), kEntries, kTokens, kHidden);
   EXPECT_EQ(decode_error(std::vector<uint8_t>(bytes.begin(), bytes.begin() + 10), kExpect), ErrorKind::Truncated);
   EXPECT_EQ(decode_error(std::vector<uint8_t>(bytes.begin(), bytes.end() - 1), kExpect), ErrorKind::Truncated);
   std::vector<uint8_t> longer = bytes;
@@ -87,7 +96,17 @@ TEST(PipelineFrame, BytesThatAreNotAWholeFrameAreRefused) {
   std::vector<uint8_t> kind = bytes;
   kind[8] = 9;
   EXPECT_EQ(decode_error(kind, kExpect), ErrorKind::InvalidValue);
-  EXPECT_THROW(encode_frame(header(Wire::F32), kTokens, std::vector<float>(5)), Error);
+  EXPECT_THROW(encode_frame(header(Wire::F32), kEntries, kTokens, std::vector<float>(5)), Error);
+  // Entries whose tokens do not add up to the frame's, on either side.
+  const std::vector<FrameEntry> short_entries = {{0, 1, 40}, {3, 0, 17}};
+  EXPECT_THROW(encode_frame(header(Wire::F32), short_entries, kTokens, kHidden), Error);
+  std::vector<uint8_t> miscounted = bytes;
+  const size_t second_entry_tokens = 64 + 16 + 4;  // the header, an entry, then the second's sequence id
+  miscounted[second_entry_tokens] = 2;
+  EXPECT_EQ(decode_error(miscounted, kExpect), ErrorKind::InvalidValue);
+  std::vector<uint8_t> negative = bytes;
+  negative[64 + 3] = 0x80;  // the first entry's sequence id, its sign bit
+  EXPECT_EQ(decode_error(negative, kExpect), ErrorKind::InvalidValue);
 }
 
 }  // namespace

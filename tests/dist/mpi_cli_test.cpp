@@ -1,9 +1,11 @@
 // synapse-mpi under mpirun on loopback (skipped where OpenMPI is not
 // installed): 2 and 3 ranks give single-process `synapse run`'s tokens for
-// dense and MoE families; ranks of different splits refuse each other; a
-// rank that dies ends the job with an error; bad ranges are usage errors.
+// dense and MoE families, one sequence or several (--parallel); each rank
+// traces its part; ranks of different splits refuse each other; a rank that
+// dies ends the job with an error; bad ranges are usage errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -33,7 +35,7 @@ const std::string kRun = "run --tokens '1 17 300 42 7' -n 24 --temp 0 --ids --ig
 // cores. Under the sanitizer build the ranks skip leak detection: OpenMPI
 // leaves its own allocations at exit.
 std::string mpirun(int ranks) {
-  return "ASAN_OPTIONS=detect_leaks=0 " + test::shell_quote(kMpiexec) +
+  return "env ASAN_OPTIONS=detect_leaks=0 " + test::shell_quote(kMpiexec) +
          " --allow-run-as-root --oversubscribe --mca btl self,tcp -np " + std::to_string(ranks) + " ";
 }
 
@@ -61,6 +63,45 @@ TEST_P(MpiRun, TwoAndThreeRanksGiveTheSingleProcessTokens) {
 
 INSTANTIATE_TEST_SUITE_P(Families, MpiRun, ::testing::Values("qwen2", "llama", "olmoe"));
 
+// The "[sequence i] ids" lines of a --parallel run.
+std::string sequence_lines(const std::string& out) {
+  std::string lines;
+  size_t at = 0;
+  while ((at = out.find("[sequence ", at)) != std::string::npos) {
+    const size_t end = out.find('\n', at);
+    lines += out.substr(at, end - at) + "\n";
+    at = end;
+  }
+  return lines;
+}
+
+TEST(MpiRunParallel, MicroBatchedSequencesGiveTheSingleProcessTokensAndATracePerRank) {
+  SKIP_WITHOUT_MPI();
+  const test::TempDir dir;
+  const std::string model = test::shell_quote(test::write_tiny_layers(dir, "qwen2", 4, 13));
+  const std::string run = "run --tokens '1 17 300 42 7' -n 12 -np 4 --temp 0.8 --seed 5 --ids --ignore-eos "
+                          "--rank-timeout 20 -m " + model;
+  const test::CommandResult single =
+      test::run_command(test::shell_quote(SYNAPSE_CLI_PATH) + " " + run + " 2>/dev/null");
+  ASSERT_EQ(single.exit_code, 0);
+  const std::string expected = sequence_lines(single.out);
+  ASSERT_EQ(std::count(expected.begin(), expected.end(), '\n'), 4);
+  const std::string trace = dir.file("trace.jsonl");
+  for (int ranks : {2, 3}) {
+    const test::CommandResult r =
+        test::run_command(mpirun(ranks) + test::shell_quote(kMpi) + " " + run + " --trace-regions " +
+                          test::shell_quote(trace) + " 2>&1");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_EQ(sequence_lines(r.out), expected) << ranks << " ranks";
+  }
+  // The last run's ranks each wrote a trace; synapse trace reads them together.
+  const test::CommandResult summary =
+      test::run_command(test::shell_quote(SYNAPSE_CLI_PATH) + " trace " + test::shell_quote(trace) + " 2>&1");
+  ASSERT_EQ(summary.exit_code, 0) << summary.out;
+  for (const char* line : {"rank 0: ", "rank 2: ", "hop 0->1: ", "hop 1->2: ", "hop 2->0: ", "link round trip"})
+    EXPECT_NE(summary.out.find(line), std::string::npos) << line << "\n" << summary.out;
+}
+
 TEST(MpiRunErrors, RanksOfDifferentSplitsRefuseEachOther) {
   SKIP_WITHOUT_MPI();
   const test::TempDir dir;
@@ -81,6 +122,7 @@ TEST(MpiRunErrors, ARankThatDiesEndsTheJobWithAnError) {
                                                   " -m " + model + " : -np 1 sh -c 'sleep 1; kill -9 $$' 2>&1");
   EXPECT_NE(r.exit_code, 0) << r.out;
   EXPECT_NE(r.exit_code, 124) << "the job hung until timeout(1) ended it";
+  EXPECT_NE(r.out.find("rank 1"), std::string::npos) << r.out;
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
 }
 
