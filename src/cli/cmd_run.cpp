@@ -233,10 +233,7 @@ int run_pipelined(const RunFlags& f, dist::Transport& transport, const Model& mo
     std::fflush(stdout);
     timer.print(prompt.size(), all[0].size());
   }
-  std::fprintf(stderr, "synapse run: %d ranks, layers", transport.size());
-  for (const exec::StageRange& r : pipeline.ranges) std::fprintf(stderr, " %u-%u", r.first_layer, r.end_layer - 1);
-  std::fprintf(stderr, ", wire %s%s\n", dist::to_string(pipeline.wire),
-               pipeline.wire == dist::Wire::F16 ? " (numerical mode: hidden vectors rounded to F16 between ranks)" : "");
+  report_pipeline("run", pipeline);
   return kExitOk;
 }
 

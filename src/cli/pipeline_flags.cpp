@@ -1,6 +1,7 @@
 #include "cli/pipeline_flags.h"
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 
 #include "synapse/error.h"
 
@@ -46,6 +47,14 @@ dist::PipelineOptions pipeline_options(const PipelineFlags& flags, const Model& 
   options.wire = flags.wire == "f16" ? dist::Wire::F16 : dist::Wire::F32;
   options.timeout = std::chrono::milliseconds(static_cast<int64_t>(flags.timeout_s * 1000));
   return options;
+}
+
+void report_pipeline(const char* command, const dist::PipelineOptions& options) {
+  std::fprintf(stderr, "synapse %s: %zu ranks, layers", command, options.ranges.size());
+  for (const exec::StageRange& r : options.ranges) std::fprintf(stderr, " %u-%u", r.first_layer, r.end_layer - 1);
+  std::fprintf(stderr, ", wire %s\n", dist::to_string(options.wire));
+  if (options.wire == dist::Wire::F16)
+    std::fprintf(stderr, "numerical mode: QualityBounded (--wire f16 rounds the hidden vectors between ranks to F16)\n");
 }
 
 }  // namespace synapse::cli

@@ -36,4 +36,9 @@ dist::Transport* pipeline_transport(const PipelineFlags& flags);
 // not fit the model or the ranks.
 dist::PipelineOptions pipeline_options(const PipelineFlags& flags, const Model& model, int ranks);
 
+// On stderr: the ranks, each one's layers and the wire; with --wire f16,
+// the numerical mode it makes (QualityBounded: the hidden vectors between
+// ranks are rounded to F16, so tokens may differ from a single process's).
+void report_pipeline(const char* command, const dist::PipelineOptions& options);
+
 }  // namespace synapse::cli

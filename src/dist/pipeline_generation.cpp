@@ -251,30 +251,58 @@ uint64_t plan_fingerprint(const Model& model, const PipelineOptions& options) {
   return h;
 }
 
+namespace {
+
+exec::SessionOptions stage_options(exec::SessionOptions options, const Transport& transport,
+                                   const PipelineOptions& pipeline) {
+  if (transport.size() < 2 || pipeline.ranges.size() != static_cast<size_t>(transport.size()))
+    throw Error(ErrorKind::Usage, "a pipeline of " + std::to_string(pipeline.ranges.size()) + " stages on " +
+                                      std::to_string(transport.size()) + " ranks: one stage per rank, two at least");
+  if (pipeline.sequences < 1 || pipeline.sequences > options.logits_rows)
+    throw Error(ErrorKind::InvalidValue, std::to_string(pipeline.sequences) +
+                                             " pipelined sequences; the session plans 1.." +
+                                             std::to_string(options.logits_rows));
+  options.stage = pipeline.ranges[static_cast<size_t>(transport.rank())];
+  return options;
+}
+
+}  // namespace
+
+PipelineRank::PipelineRank(Transport& transport, const Model& model, exec::SessionOptions session_options,
+                           const PipelineOptions& pipeline)
+    : transport_(transport),
+      pipeline_(pipeline),
+      stage_(model, stage_options(std::move(session_options), transport, pipeline)),
+      link_(transport, {pipeline.session, pipeline.epoch, plan_fingerprint(model, pipeline)}, pipeline.wire,
+            pipeline.timeout, pipeline.on_hop) {
+  if (pipeline.on_region) stage_.scheduler().set_listener(pipeline.on_region);
+  link_.measure_hops();
+}
+
+std::vector<std::vector<int32_t>> PipelineRank::generate(const SamplingParams& sampling,
+                                                         std::span<const int32_t> prompt,
+                                                         const GenerationOptions& options) {
+  // Every rank checks the prompt, so a bad one fails them all alike.
+  const int64_t limit = generation_limit(stage_, prompt, options.n_predict);
+  std::vector<std::vector<int32_t>> out;
+  if (transport_.rank() == 0) {
+    out = FirstStage(link_, stage_, pipeline_, options, limit).run(prompt);
+  } else {
+    LaterStage(link_, stage_, sampling).run();
+  }
+  if (limit > 0)  // the prompt's end forked the other sequences
+    for (exec::SequenceId id = 1; id < pipeline_.sequences; ++id) stage_.drop(id);
+  stage_.reset();
+  return out;
+}
+
 std::vector<std::vector<int32_t>> run_pipeline_generation(Transport& transport, const Model& model,
                                                           exec::SessionOptions session_options,
                                                           const PipelineOptions& pipeline,
                                                           const SamplingParams& sampling,
                                                           std::span<const int32_t> prompt,
                                                           const GenerationOptions& options) {
-  if (transport.size() < 2 || pipeline.ranges.size() != static_cast<size_t>(transport.size()))
-    throw Error(ErrorKind::Usage, "a pipeline of " + std::to_string(pipeline.ranges.size()) + " stages on " +
-                                      std::to_string(transport.size()) + " ranks: one stage per rank, two at least");
-  if (pipeline.sequences < 1 || pipeline.sequences > session_options.logits_rows)
-    throw Error(ErrorKind::InvalidValue, std::to_string(pipeline.sequences) +
-                                             " pipelined sequences; the session plans 1.." +
-                                             std::to_string(session_options.logits_rows));
-  session_options.stage = pipeline.ranges[static_cast<size_t>(transport.rank())];
-  exec::Session stage(model, session_options);
-  if (pipeline.on_region) stage.scheduler().set_listener(pipeline.on_region);
-  // Every rank checks the prompt, so a bad one fails them all alike.
-  const int64_t limit = generation_limit(stage, prompt, options.n_predict);
-  StageLink link(transport, {pipeline.session, pipeline.epoch, plan_fingerprint(model, pipeline)}, pipeline.wire,
-                 pipeline.timeout, pipeline.on_hop);
-  link.measure_hops();
-  if (transport.rank() == 0) return FirstStage(link, stage, pipeline, options, limit).run(prompt);
-  LaterStage(link, stage, sampling).run();
-  return {};
+  return PipelineRank(transport, model, std::move(session_options), pipeline).generate(sampling, prompt, options);
 }
 
 }  // namespace synapse::dist

@@ -50,14 +50,37 @@ struct PipelineOptions {
 // and the wire.
 uint64_t plan_fingerprint(const Model& model, const PipelineOptions& options);
 
-// Runs this rank's stage (session_options.stage is set from the ranges; the
-// session must plan a logits row per sequence and chunks of at least
-// one). On rank 0 returns each sequence's generated tokens, calling
-// options.on_token as each comes when there is one sequence; elsewhere
-// nothing. Continuation i samples with sampling.seed + i when a seed is
-// given. Throws Error(Usage) when the ranks and ranges differ in number;
-// Error(Io) when a rank sends nothing within the timeout (naming it);
-// Error(InvalidValue) for a frame of another plan or epoch.
+// This rank's stage of a pipeline, for one generation after another (a
+// benchmark's repetitions): its session (session_options.stage is set from
+// the ranges; it must plan a logits row per sequence) and its link to the
+// others, its hops measured once. Throws Error(Usage) when the ranks and
+// ranges differ in number, Error(InvalidValue) for more sequences than the
+// session's logits rows, and the errors of a first exchange as generate().
+class PipelineRank {
+ public:
+  PipelineRank(Transport& transport, const Model& model, exec::SessionOptions session_options,
+               const PipelineOptions& pipeline);
+
+  // One generation, which every rank runs with the same arguments; the
+  // stage is empty again afterwards. On rank 0 returns each sequence's
+  // generated tokens, calling options.on_token as each comes when there is
+  // one sequence; elsewhere nothing. Continuation i samples with
+  // sampling.seed + i when a seed is given. Throws Error(Io) when a rank
+  // sends nothing within the timeout (naming it); Error(InvalidValue) for a
+  // frame of another plan or epoch, or a prompt the context cannot hold.
+  std::vector<std::vector<int32_t>> generate(const SamplingParams& sampling, std::span<const int32_t> prompt,
+                                             const GenerationOptions& options);
+
+  exec::Session& session() { return stage_; }
+
+ private:
+  Transport& transport_;
+  const PipelineOptions& pipeline_;
+  exec::Session stage_;
+  StageLink link_;
+};
+
+// One generation on a pipeline made for it (PipelineRank).
 std::vector<std::vector<int32_t>> run_pipeline_generation(Transport& transport, const Model& model,
                                                           exec::SessionOptions session_options,
                                                           const PipelineOptions& pipeline,

@@ -217,7 +217,14 @@ void Session::cancel() {
   if (running_) cancel_.store(true, std::memory_order_relaxed);
 }
 
+void Session::require_whole_model(const char* call) const {
+  if (scheduler_.layer_drop().placed)
+    throw Error(ErrorKind::InvalidValue, std::string(call) + " on a pipeline stage, which evaluates with eval_stage or "
+                                                             "eval_batch");
+}
+
 std::span<const float> Session::eval(std::span<const int32_t> tokens) {
+  require_whole_model("eval");
   run_chunks(tokens, 1, [&](std::span<const float> logits, size_t) {
     std::copy(logits.end() - static_cast<std::ptrdiff_t>(last_logits_.size()), logits.end(), last_logits_.begin());
   });
@@ -225,6 +232,7 @@ std::span<const float> Session::eval(std::span<const int32_t> tokens) {
 }
 
 std::vector<float> Session::eval_all(std::span<const int32_t> tokens) {
+  require_whole_model("eval_all");
   // The scheduler plans a chunk of logits rows only for all-logits sessions.
   if (scheduler_.logits_rows() < scheduler_.chunk())
     throw Error(ErrorKind::InvalidValue, "every token's logits need a session created for all logits");
@@ -248,6 +256,7 @@ std::span<const float> Session::eval_stage(std::span<const int32_t> tokens, std:
 }
 
 std::span<const float> Session::eval_last(std::span<const int32_t> tokens, int64_t rows) {
+  require_whole_model("eval_last");
   const auto count = static_cast<int64_t>(tokens.size());
   if (rows < 1 || rows > count || rows > scheduler_.logits_rows() || count > chunk())
     throw Error(ErrorKind::InvalidValue, "eval_last: " + std::to_string(rows) + " logits rows of " +

@@ -66,8 +66,8 @@ class Session {
 
   // Evaluates tokens at the next positions and returns the last token's
   // logits, valid until the next call. Throws Error(InvalidValue) before
-  // any compute for no tokens, a token outside the vocabulary or a context
-  // overflow; Cancelled when cancel() is called meanwhile. After a throw the
+  // any compute for no tokens, a token outside the vocabulary, a context
+  // overflow or a pipeline stage's session (eval_all and eval_last too); Cancelled when cancel() is called meanwhile. After a throw the
   // session is as it was before the call.
   std::span<const float> eval(std::span<const int32_t> tokens);
   // The same, returning every token's logits, [tokens, vocab]. Throws
@@ -154,6 +154,9 @@ class Session {
   // Throws Error(InvalidValue) unless hidden holds what a stage step of
   // `tokens` tokens takes: their hidden vectors, or none for the first stage.
   void check_stage_input(size_t tokens, std::span<const float> hidden) const;
+  // Throws Error(InvalidValue) for a pipeline stage: its steps return
+  // hidden vectors or need them, not a whole model's logits.
+  void require_whole_model(const char* call) const;
   // Runs tokens in chunks; for each chunk, hands the logits rows of its
   // last output_rows tokens (0: all) to `rows`.
   template <class OnRows>

@@ -137,6 +137,15 @@ uint64_t decode_weight_bytes(exec::Session& session) {
 }
 
 BenchModel describe_model(const Model& model, const std::string& filename, exec::Session& session) {
+  BenchModel m = describe_weights(model, filename);
+  m.decode_bytes = decode_weight_bytes(session);
+  const exec::LayerDrop& drop = session.scheduler().layer_drop();
+  m.numerical_mode = drop.numerical_mode();
+  m.dropped_layers = drop.layers;
+  return m;
+}
+
+BenchModel describe_weights(const Model& model, const std::string& filename) {
   BenchModel m;
   m.filename = filename;
   for (const auto& w : model.graph.weights) {
@@ -147,10 +156,6 @@ BenchModel describe_model(const Model& model, const std::string& filename, exec:
   }
   m.type = model.info.architecture + " " + params_label(m.n_params, "%.1f%s") + " " +
            dominant_encoding(model.graph);
-  m.decode_bytes = decode_weight_bytes(session);
-  const exec::LayerDrop& drop = session.scheduler().layer_drop();
-  m.numerical_mode = drop.numerical_mode();
-  m.dropped_layers = drop.layers;
   return m;
 }
 
@@ -198,7 +203,7 @@ std::string bench_markdown(const BenchModel& model, int threads, const std::vect
 }
 
 nlohmann::json bench_json(const BenchModel& model, int threads, const BenchResult& r) {
-  return {
+  nlohmann::json record = {
       {"model_filename", model.filename},
       {"model_type", model.type},
       {"model_size", model.size},
@@ -217,6 +222,8 @@ nlohmann::json bench_json(const BenchModel& model, int threads, const BenchResul
       {"samples_ns", r.samples_ns},
       {"samples_ts", r.samples_ts()},
   };
+  if (model.decode_bytes == 0) record.erase("decode_weight_bytes");
+  return record;
 }
 
 }  // namespace synapse

@@ -54,15 +54,18 @@ struct BenchModel {
   std::string type;      // "<arch> <params> <dominant encoding>", e.g. "llama 4.6M Q8_0"
   uint64_t size = 0;      // bytes of weights
   uint64_t n_params = 0;  // elements of weights
-  // Weight bytes one decode step reads (decode_weight_bytes below).
+  // Weight bytes one decode step reads (decode_weight_bytes below); 0:
+  // not measured (left out of the JSON).
   uint64_t decode_bytes = 0;
   // "EquivalentNumerics", or "QualityBounded" with dropped layers.
-  std::string numerical_mode;
+  std::string numerical_mode = "EquivalentNumerics";
   std::vector<uint32_t> dropped_layers;
 };
 
 // `session` must run `model`; it is used for one decode step and reset.
 BenchModel describe_model(const Model& model, const std::string& filename, exec::Session& session);
+// The file's weights only: no decode bytes measured, EquivalentNumerics.
+BenchModel describe_weights(const Model& model, const std::string& filename);
 
 // The weight bytes one decode step reads, as the scheduler counts them: the
 // weights of every region the step executes (an embedding table: one row).

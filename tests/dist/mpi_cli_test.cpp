@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -100,6 +102,29 @@ TEST(MpiRunParallel, MicroBatchedSequencesGiveTheSingleProcessTokensAndATracePer
   ASSERT_EQ(summary.exit_code, 0) << summary.out;
   for (const char* line : {"rank 0: ", "rank 2: ", "hop 0->1: ", "hop 1->2: ", "hop 2->0: ", "link round trip"})
     EXPECT_NE(summary.out.find(line), std::string::npos) << line << "\n" << summary.out;
+}
+
+TEST(MpiBench, PipelinedTestsReportLlamaBenchRecordsAndTheWiresMode) {
+  SKIP_WITHOUT_MPI();
+  const test::TempDir dir;
+  const std::string model = test::shell_quote(test::write_tiny_layers(dir, "llama", 4, 13));
+  const test::CommandResult r =
+      test::run_command(mpirun(2) + test::shell_quote(kMpi) + " bench -m " + model +
+                        " -p 16 -n 8 -r 2 -o jsonl --wire f16 --rank-timeout 20 2>" + test::shell_quote(dir.file("err")));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::vector<nlohmann::json> records;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) records.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(records.size(), 2u) << r.out;  // rank 0 alone prints
+  EXPECT_EQ(records[0]["n_prompt"], 16);
+  EXPECT_EQ(records[1]["n_gen"], 8);
+  for (const nlohmann::json& record : records) {
+    EXPECT_EQ(record["samples_ns"].size(), 2u);
+    EXPECT_GT(record["avg_ts"].get<double>(), 0);
+    EXPECT_EQ(record["numerical_mode"], "QualityBounded");
+  }
+  const std::string err = test::run_command("cat " + test::shell_quote(dir.file("err"))).out;
+  EXPECT_NE(err.find("numerical mode: QualityBounded (--wire f16"), std::string::npos) << err;
 }
 
 TEST(MpiRunErrors, RanksOfDifferentSplitsRefuseEachOther) {

@@ -180,6 +180,28 @@ TEST(PipelineGenerationStops, ASequenceEndsAtAStopTokenWhileTheOthersGoOn) {
   EXPECT_EQ(got, expected);
 }
 
+// A benchmark's repetitions: each generation on the same ranks starts from
+// an empty stage and gives the same tokens.
+TEST(PipelineGenerationRepeats, EachGenerationOnTheSameRanksStartsAfresh) {
+  const test::TempDir dir;
+  const Model model = synth_layers(dir, "qwen2", 4);
+  const std::vector<std::vector<int32_t>> expected = single_process_parallel(model, sampled_params(), 6, 2);
+  test::LoopbackHub hub(2);
+  auto first = hub.endpoint(0);
+  auto second = hub.endpoint(1);
+  const PipelineOptions pipeline{.ranges = {{0, 2}, {2, 4}}, .sequences = 2};
+  GenerationOptions options;
+  options.n_predict = 6;
+  auto later = std::async(std::launch::async, [&] {
+    PipelineRank rank(*second, model, cpu_options(2), pipeline);
+    for (int i = 0; i < 3; ++i) rank.generate(sampled_params(), kPrompt, options);
+    return rank.session().position();
+  });
+  PipelineRank rank(*first, model, cpu_options(2), pipeline);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(rank.generate(sampled_params(), kPrompt, options), expected) << i;
+  EXPECT_EQ(later.get(), 0);
+}
+
 TEST(PipelineGenerationHops, EveryHopIsMeasuredAndEveryFrameReported) {
   const test::TempDir dir;
   const Model model = synth_layers(dir, "qwen2", 3);

@@ -97,6 +97,13 @@ TEST(PipelineStagePlan, StageStepsCheckTheirHiddenVectors) {
   const std::vector<float> short_hidden(static_cast<size_t>(second.hidden_width()), 0.5f);
   EXPECT_THROW(second.eval_stage(tokens, short_hidden), Error);
   EXPECT_EQ(second.position(), 0);
+  // A stage has no whole model's logits to give (the first stage's steps
+  // end in hidden vectors, narrower than a logits row).
+  Session first(model, cpu_options(StageRange{0, 2}));
+  EXPECT_THROW(first.eval(tokens), Error);
+  EXPECT_THROW(first.eval_last(tokens, 1), Error);
+  EXPECT_THROW(second.eval(tokens), Error);
+  EXPECT_EQ(first.position(), 0);
   SessionOptions both = cpu_options(StageRange{0, 2});
   both.drop_layers = {1};
   EXPECT_THROW(Session(model, both), Error);
