@@ -15,6 +15,7 @@ packages=(
   ca-certificates xxd                  # xxd: bench/peer/install.sh checksum
   gnuplot-nox                          # bench/run: ratios.png
   openmpi-bin libopenmpi-dev           # synapse-mpi only: pipeline stages on MPI ranks
+  iproute2                             # the two-host MPI test: network namespaces joined by a veth pair
 )
 
 sudo_cmd=()

@@ -13,6 +13,27 @@ namespace {
 
 constexpr int kTag = 7;
 
+// How a rank waits for MPI: it polls without pause for a while (a decode
+// step's frame, or a ping's answer, is due within microseconds to
+// milliseconds), then yields its core between polls. Spinning by time, not
+// by poll count, keeps two waiting ranks from falling into step with each
+// other's sleeps (which made a ping's round trip a millisecond).
+class Backoff {
+ public:
+  explicit Backoff(std::chrono::milliseconds timeout) : start_(Clock::now()), deadline_(start_ + timeout) {}
+  // False once the timeout has passed.
+  bool wait() {
+    const auto now = Clock::now();
+    if (now > deadline_) return false;
+    if (now - start_ > std::chrono::milliseconds(2)) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    return true;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start_, deadline_;
+};
+
 void check(int code, const char* what) {
   if (code == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING];
@@ -43,30 +64,27 @@ void MpiTransport::send(int to, std::span<const uint8_t> bytes, std::chrono::mil
         ("MPI_Isend to rank " + std::to_string(to)).c_str());
   // A large frame waits for its receiver: bounded by the timeout, so a
   // stalled rank cannot hold this one forever.
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (int polls = 0;; ++polls) {
+  Backoff backoff(timeout);
+  while (true) {
     int done = 0;
     check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
     if (done) return;
-    if (std::chrono::steady_clock::now() > deadline)
+    if (!backoff.wait())
       throw Error(ErrorKind::Io, "rank " + std::to_string(to) + " took nothing within " +
                                      std::to_string(timeout.count() / 1000.0) + " s: it died or hangs");
-    if (polls > 2000) std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
 }
 
 std::vector<uint8_t> MpiTransport::receive(int from, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  Backoff backoff(timeout);
   MPI_Status status;
   int arrived = 0;
-  for (int polls = 0;; ++polls) {
+  while (true) {
     check(MPI_Iprobe(from, kTag, MPI_COMM_WORLD, &arrived, &status), "MPI_Iprobe");
     if (arrived) break;
-    if (std::chrono::steady_clock::now() > deadline)
+    if (!backoff.wait())
       throw Error(ErrorKind::Io, "rank " + std::to_string(from) + " sent nothing within " +
                                      std::to_string(timeout.count() / 1000.0) + " s: it died or hangs");
-    // Spin briefly (a decode step's frame is due soon), then yield the core.
-    if (polls > 2000) std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
