@@ -200,6 +200,14 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// Each rank's line: its layers, and whether its weights all stay resident
+// or page (with the paging counters).
+void report_rank_memory(const exec::Session& session, int rank, exec::StageRange range, int64_t tokens) {
+  std::fprintf(stderr, "synapse run: rank %d, layers %u-%u: %s\n", rank, range.first_layer, range.end_layer - 1,
+               session.residency() ? "weights page within the memory budget" : "every weight resident");
+  print_memory_stats(session, tokens);
+}
+
 // mpirun -np R synapse-mpi run: this rank's stage of the pipeline; rank 0
 // prints as a single-process run does, the others print nothing. With
 // --trace-regions, each rank writes its own trace (rank_trace_path).
@@ -221,10 +229,12 @@ int run_pipelined(const RunFlags& f, dist::Transport& transport, const Model& mo
   if (first && f.parallel == 1) printer.prompt(prompt);
   RunTimer timer;
   const GenerationOptions gen = generation_options(f, model, printer, timer);
+  dist::PipelineRank stage(transport, model, options, pipeline);
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<std::vector<int32_t>> all =
-      dist::run_pipeline_generation(transport, model, options, pipeline, sampling_params(f.sampling), prompt, gen);
+  const std::vector<std::vector<int32_t>> all = stage.generate(sampling_params(f.sampling), prompt, gen);
   if (trace) trace->close();
+  report_rank_memory(stage.session(), rank, pipeline.ranges[static_cast<size_t>(rank)],
+                     static_cast<int64_t>(prompt.size()) + f.n_predict);
   if (!first) return kExitOk;
   if (f.parallel > 1) {
     print_continuations(f, all, prompt.size(), seconds_since(start), tokenizer);

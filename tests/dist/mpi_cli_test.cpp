@@ -95,6 +95,8 @@ TEST(MpiRunParallel, MicroBatchedSequencesGiveTheSingleProcessTokensAndATracePer
                           test::shell_quote(trace) + " 2>&1");
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_EQ(sequence_lines(r.out), expected) << ranks << " ranks";
+    for (int rank = 0; rank < ranks; ++rank)  // each says what its memory holds
+      EXPECT_NE(r.out.find("rank " + std::to_string(rank) + ", layers "), std::string::npos) << r.out;
   }
   // The last run's ranks each wrote a trace; synapse trace reads them together.
   const test::CommandResult summary =
