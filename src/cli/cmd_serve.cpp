@@ -1,7 +1,9 @@
 // synapse serve: an OpenAI-compatible HTTP server (see serve/http_server.h)
 // with continuous batching over --parallel sequences and a chat page at /.
 // It listens at once (/health says 503 while the model loads) and shuts
-// down gracefully on SIGTERM or SIGINT.
+// down gracefully on SIGTERM or SIGINT. Under `mpirun -np R synapse-mpi
+// serve`, rank 0 serves and each rank runs its layers of every step
+// (dist/pipeline_evaluator.h).
 #include <pthread.h>
 #include <signal.h>
 
@@ -12,6 +14,7 @@
 #include <thread>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "chat/chat_template.h"
 #include "cli/chat_template_flag.h"
@@ -20,8 +23,11 @@
 #include "cli/layer_drop_flag.h"
 #include "cli/memory_flags.h"
 #include "cli/model_path.h"
+#include "cli/pipeline_flags.h"
 #include "cli/sampling_flags.h"
 #include "cli/weight_warmup.h"
+#include "dist/pipeline_evaluator.h"
+#include "exec/batch_evaluator.h"
 #include "exec/session.h"
 #include "generate/chat_session.h"
 #include "model/model.h"
@@ -46,6 +52,7 @@ struct ServeFlags {
   SamplingFlags sampling;
   KernelFlags kernels;
   MemoryFlags memory;
+  PipelineFlags pipeline;  // stages on MPI ranks (synapse-mpi)
 };
 
 // SIGINT and SIGTERM, blocked in every thread so that main() alone takes
@@ -75,11 +82,24 @@ std::future<int> watch_signals(const sigset_t& signals, const std::atomic<bool>&
   return first->get_future();
 }
 
+// A later rank of `mpirun -np R synapse-mpi serve`: its layers of every
+// step rank 0's engine runs, until rank 0 stops (signals are rank 0's to
+// act on: mpirun hands them to every rank).
+int serve_later_rank(dist::Transport& transport, const dist::PipelineOptions& pipeline,
+                     const Model& model, const exec::SessionOptions& options) {
+  dist::PipelineRank rank(transport, model, options, pipeline);
+  dist::serve_later_stage(rank);
+  return kExitOk;
+}
+
 int serve_model(ServeFlags f) {
   const sigset_t signals = shutdown_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);  // a client gone mid-stream is a failed write, not a signal
   static std::atomic<bool> serving{false};  // read by the signal thread until the process ends
+  dist::Transport* transport = pipeline_transport(f.pipeline);
+  const bool first = !transport || transport->rank() == 0;
+  if (!first) serving = true;  // a later rank leaves when rank 0 stops it
   std::future<int> stop_signal = watch_signals(signals, serving);
 
   if (f.server.n_predict == 0) throw Error(ErrorKind::Usage, "-n 0 would generate nothing: give -1 (no limit) or more");
@@ -90,13 +110,16 @@ int serve_model(ServeFlags f) {
   // for /health and the refusals.
   f.server.http_threads = std::max(f.server.http_threads, f.parallel + queue + 4);
   serve::ServerMetrics metrics;
-  serve::HttpServer server(f.server, metrics);
-  server.start();
-  std::fprintf(stderr, "synapse serve: listening on http://%s:%d (loading the model)\n", f.server.host.c_str(),
-               server.bound_port());
+  std::optional<serve::HttpServer> server;
+  if (first) {
+    server.emplace(f.server, metrics);
+    server->start();
+    std::fprintf(stderr, "synapse serve: listening on http://%s:%d (loading the model)\n", f.server.host.c_str(),
+                 server->bound_port());
+  }
 
-  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(path);
-  const std::string template_source = chat_template_source(f.chat_template, path, "serve");
+  const std::unique_ptr<Tokenizer> tokenizer = first ? load_tokenizer(path) : nullptr;
+  const std::string template_source = first ? chat_template_source(f.chat_template, path, "serve") : "";
   const chat::ChatTemplate chat_template = chat::ChatTemplate::parse(template_source);
 
   LoadOptions load;
@@ -107,15 +130,30 @@ int serve_model(ServeFlags f) {
   apply_memory_flags(f.memory, model, options);
   apply_drop_layers(f.drop_layers, options);
   options.logits_rows = f.parallel;
-  exec::Session session(model, options);
-  warm_up_weights(model, session);
-  report_numerical_mode(session);
+  std::optional<dist::PipelineOptions> pipeline;
+  if (transport) pipeline = pipeline_options(f.pipeline, model, transport->size());
+  if (!first) return serve_later_rank(*transport, *pipeline, model, options);
+
+  // The model's evaluator: a session here, or rank 0's stage of a pipeline.
+  std::optional<exec::Session> session;
+  std::optional<dist::PipelineRank> rank;
+  std::unique_ptr<exec::BatchEvaluator> evaluator;
+  if (pipeline) {
+    rank.emplace(*transport, model, options, *pipeline);
+    evaluator = std::make_unique<dist::PipelineEvaluator>(*rank);
+    report_pipeline("serve", *pipeline);
+  } else {
+    session.emplace(model, options);
+    warm_up_weights(model, *session);
+    report_numerical_mode(*session);
+    evaluator = std::make_unique<exec::SessionEvaluator>(*session);
+  }
 
   serve::EngineOptions engine_options;
   engine_options.slots = f.parallel;
   engine_options.queue_capacity = static_cast<size_t>(queue);
   engine_options.end_ids = end_of_turn_ids(tokenizer->vocabulary());
-  serve::BatchEngine engine(session, *tokenizer, metrics, engine_options);
+  serve::BatchEngine engine(*evaluator, *tokenizer, metrics, engine_options);
 
   serve::ServedModel served;
   served.name = f.alias.empty() ? std::filesystem::path(path).filename().string() : f.alias;
@@ -124,20 +162,23 @@ int serve_model(ServeFlags f) {
   served.chat_template = &chat_template;
   served.chat_template_source = template_source;
   served.engine = &engine;
-  served.n_ctx = session.max_ctx();
-  served.n_vocab = session.vocab();
-  served.numerical_mode = session.scheduler().layer_drop().numerical_mode();
-  server.set_model(served);
+  served.n_ctx = evaluator->max_ctx();
+  served.n_vocab = evaluator->vocab();
+  served.numerical_mode = session ? session->scheduler().layer_drop().numerical_mode()
+                          : pipeline->wire == dist::Wire::F16 ? "QualityBounded"
+                                                               : "EquivalentNumerics";
+  server->set_model(served);
   serving = true;
   std::fprintf(stderr, "synapse serve: ready: %s, %d slots, context %lld per sequence, http://%s:%d/\n",
                served.name.c_str(), f.parallel, static_cast<long long>(served.n_ctx), f.server.host.c_str(),
-               server.bound_port());
+               server->bound_port());
 
   const int signal = stop_signal.get();
   std::fprintf(stderr, "synapse serve: %s: finishing the requests in flight (again to exit now)\n",
                signal == SIGTERM ? "SIGTERM" : "SIGINT");
-  server.stop();
-  return kExitOk;
+  server->stop();
+  engine.shutdown();
+  return kExitOk;  // the evaluator, going, stops the other ranks
 }
 
 const RegisterDashAlias parallel_alias{"-np", "--parallel"};
@@ -176,9 +217,11 @@ Register reg{{"serve", "OpenAI-compatible HTTP server with continuous batching a
                 add_kernel_flags(app, f->kernels);
                 add_memory_flags(app, f->memory);
                 add_drop_layers_flag(app, f->drop_layers);
+                add_pipeline_flags(app, f->pipeline);
                 app.footer(
                     "\nExamples:\n"
                     "  synapse serve -m model.gguf --port 8080 -np 8\n"
+                    "  mpirun -np 2 synapse-mpi serve -m model.gguf --port 8080 -np 8   # layers over 2 ranks\n"
                     "  curl http://127.0.0.1:8080/v1/chat/completions -H 'Content-Type: application/json' \\\n"
                     "       -d '{\"messages\": [{\"role\": \"user\", \"content\": \"Hello\"}]}'\n");
                 return [f] { return serve_model(*f); };

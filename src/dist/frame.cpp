@@ -77,7 +77,7 @@ Frame decode_frame(std::span<const uint8_t> bytes, const FrameExpectation& expec
     throw Error(ErrorKind::Truncated, "pipeline frame of " + std::to_string(bytes.size()) + " bytes, shorter than its header");
   std::memcpy(&p, bytes.data(), sizeof p);
   if (p.magic != kMagic || p.version != kVersion) bad("not a frame of this version");
-  if (p.kind < 1 || p.kind > 5 || p.wire > 1 || p.wants_token > 1) bad("unknown kind, wire or flag");
+  if (p.kind < 1 || p.kind > 9 || p.wire > 1 || p.wants_token > 1) bad("unknown kind, wire or flag");
   if (p.session != expect.session)
     bad("session " + std::to_string(p.session) + ", expected " + std::to_string(expect.session));
   if (p.epoch != expect.epoch)

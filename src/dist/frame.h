@@ -22,6 +22,13 @@ enum class FrameKind : uint8_t {
   Stop = 3,    // the run is over: stages leave their loops
   Ping = 4,    // measuring a hop before the run (latency and clock offset)
   Pong = 5,    // the answer to a Ping, stamped with the answering rank's clock
+  // A server's sequence operations, done by every rank in frame order: an
+  // entry each, its sequence and (Fork: the sequence it forks, Rewind: the
+  // position it keeps up to) its position.
+  Fork = 6,
+  Rewind = 7,
+  Drop = 8,
+  Logits = 9,  // a server's step: each entry's logits row, from the last rank to the first (F32)
 };
 
 enum class Wire : uint8_t { F32 = 0, F16 = 1 };

@@ -4,47 +4,12 @@
 #include <deque>
 #include <string>
 
+#include "dist/stage_step.h"
 #include "ir/fingerprint.h"
 #include "synapse/error.h"
 
 namespace synapse::dist {
 namespace {
-
-// A step's sequences and tokens, as Session::eval_batch takes them and as a
-// frame's entries carry them.
-struct StepBatch {
-  std::vector<exec::SequenceTokens> batch;
-  std::vector<FrameEntry> entries;
-  std::vector<int32_t> tokens;
-
-  void clear() {
-    batch.clear();
-    entries.clear();
-    tokens.clear();
-  }
-  void add(const exec::Session& stage, exec::SequenceId id, std::span<const int32_t> step_tokens) {
-    entries.push_back({id, static_cast<uint32_t>(step_tokens.size()), stage.position(id)});
-    tokens.insert(tokens.end(), step_tokens.begin(), step_tokens.end());
-  }
-  // The batch's spans into tokens, once every entry is added.
-  std::span<const exec::SequenceTokens> sequences() {
-    batch.clear();
-    size_t at = 0;
-    for (const FrameEntry& e : entries) {
-      batch.push_back({e.sequence, std::span<const int32_t>(tokens).subspan(at, e.tokens)});
-      at += e.tokens;
-    }
-    return batch;
-  }
-};
-
-// Forks sequence 0 `count` times; every rank numbers the new sequences the
-// same way, 1, 2, ...
-void fork_sequences(exec::Session& stage, uint32_t count) {
-  for (uint32_t i = 0; i < count; ++i)
-    if (stage.fork(0) != static_cast<exec::SequenceId>(i + 1))
-      throw Error(ErrorKind::InvalidValue, "pipeline: forks must number the sequences 1, 2, ... on every rank");
-}
 
 class FirstStage {
  public:
@@ -130,7 +95,7 @@ class FirstStage {
   std::vector<std::vector<int32_t>> out_;
   std::vector<bool> done_;
   std::deque<int> in_flight_;  // micro-batches sent, in the order their tokens come back
-  StepBatch step_;
+  StageStep step_;
 };
 
 class LaterStage {
@@ -151,10 +116,7 @@ class LaterStage {
         if (!last_) link_.send(link_.rank() + 1, {.kind = FrameKind::Stop}, {}, {}, {});
         return;
       }
-      check(in);
-      step_.clear();
-      for (size_t e = 0, at = 0; e < in.entries.size(); at += in.entries[e].tokens, ++e)
-        step_.add(stage_, in.entries[e].sequence, std::span<const int32_t>(in.tokens).subspan(at, in.entries[e].tokens));
+      step_.load(in, stage_, link_.rank() - 1);
       const std::span<const float> out = stage_.eval_batch(step_.sequences(), in.hidden);
       if (last_) accept(in);
       fork_sequences(stage_, in.header.forks);
@@ -170,21 +132,6 @@ class LaterStage {
   }
 
  private:
-  void check(const Frame& in) const {
-    const auto width = static_cast<uint32_t>(stage_.hidden_width());
-    const auto problem = [&]() -> std::string {
-      if (in.header.kind != FrameKind::Hidden) return "a frame that is not a step";
-      if (in.header.width != width)
-        return "hidden vectors of width " + std::to_string(in.header.width) + "; this stage's is " + std::to_string(width);
-      for (const FrameEntry& e : in.entries)
-        if (static_cast<size_t>(e.sequence) >= held_ || e.position != stage_.position(e.sequence))
-          return "a step of sequence " + std::to_string(e.sequence) + " at position " + std::to_string(e.position) +
-                 ", which this stage does not hold there";
-      return {};
-    }();
-    if (!problem.empty())
-      throw Error(ErrorKind::InvalidValue, "pipeline: rank " + std::to_string(link_.rank() - 1) + " sent " + problem);
-  }
   void accept(const Frame& in) {
     for (size_t e = 0, at = 0; e < in.entries.size(); at += in.entries[e].tokens, ++e) {
       const auto id = static_cast<size_t>(in.entries[e].sequence);
@@ -228,7 +175,7 @@ class LaterStage {
   std::vector<Sampler> samplers_;  // the last rank's, by sequence
   std::vector<int32_t> history_;   // what sequence 0 accepted before it forked
   size_t held_ = 1;                // sequences: 0 and the forks made so far
-  StepBatch step_;
+  StageStep step_;
 };
 
 }  // namespace

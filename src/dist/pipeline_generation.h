@@ -72,6 +72,9 @@ class PipelineRank {
                                              const GenerationOptions& options);
 
   exec::Session& session() { return stage_; }
+  StageLink& link() { return link_; }
+  bool first() const { return transport_.rank() == 0; }
+  bool last() const { return transport_.rank() == transport_.size() - 1; }
 
  private:
   Transport& transport_;

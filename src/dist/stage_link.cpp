@@ -18,7 +18,7 @@ StageLink::StageLink(Transport& transport, const FrameExpectation& expect, Wire 
 
 void StageLink::send(int to, FrameHeader h, std::span<const FrameEntry> entries, std::span<const int32_t> tokens,
                      std::span<const float> hidden) {
-  h.wire = wire_;
+  h.wire = h.kind == FrameKind::Logits ? Wire::F32 : wire_;  // sampling reads exact logits
   h.session = expect_.session;
   h.epoch = expect_.epoch;
   h.plan = expect_.plan;
@@ -30,13 +30,17 @@ void StageLink::send(int to, FrameHeader h, std::span<const FrameEntry> entries,
   transport_.send(to, encode_frame(h, entries, tokens, hidden), timeout_);
 }
 
-Frame StageLink::receive(int from) {
+Frame StageLink::receive(int from, bool idle) {
   const int64_t start = now_ns();
-  Frame f = decode_frame(transport_.receive(from, timeout_), expect_);
+  constexpr std::chrono::milliseconds kForever = std::chrono::hours(24 * 365);
+  Frame f = decode_frame(transport_.receive(from, idle ? kForever : timeout_), expect_);
   const int64_t end = now_ns();
-  if (hops_ && (f.header.kind == FrameKind::Hidden || f.header.kind == FrameKind::Token)) {
+  const bool step = f.header.kind == FrameKind::Hidden || f.header.kind == FrameKind::Token ||
+                    f.header.kind == FrameKind::Logits;
+  if (hops_ && step) {
     const int64_t offset = from == previous() ? clock_offset_ns_ : 0;
-    hops_({f.header.kind == FrameKind::Hidden ? "hidden" : "token", from, rank(), f.header.step, f.bytes,
+    const char* kind = f.header.kind == FrameKind::Hidden ? "hidden" : f.header.kind == FrameKind::Token ? "token" : "logits";
+    hops_({kind, from, rank(), f.header.step, f.bytes,
            static_cast<int64_t>(f.header.tokens), end - (f.header.sent_ns + offset), end - start});
   }
   return f;

@@ -35,11 +35,13 @@ class StageLink {
   // hop's clock offset is kept for later frames. Every rank must call it.
   void measure_hops(int round_trips = 8);
 
-  // header's session, epoch, plan, wire, step, counts and clock are filled
-  // in; hidden is [tokens, width].
+  // header's session, epoch, plan, wire (F32 for logits), step, counts and
+  // clock are filled in; hidden is [tokens, width].
   void send(int to, FrameHeader header, std::span<const FrameEntry> entries, std::span<const int32_t> tokens,
             std::span<const float> hidden);
-  Frame receive(int from);
+  // The next frame from `from`, waiting at most the link's timeout, or
+  // without end when `idle` (a server's ranks wait for requests).
+  Frame receive(int from, bool idle = false);
 
  private:
   Transport& transport_;

@@ -27,18 +27,17 @@ struct BatchEngine::Active {
   std::string error;                           // why, for FinishReason::Error
 };
 
-BatchEngine::BatchEngine(exec::Session& session, const Tokenizer& tokenizer, ServerMetrics& metrics,
+BatchEngine::BatchEngine(exec::BatchEvaluator& model, const Tokenizer& tokenizer, ServerMetrics& metrics,
                          EngineOptions options)
-    : session_(session),
-      max_ctx_(session.max_ctx()),
-      vocab_(session.vocab()),
+    : session_(model),
+      max_ctx_(model.max_ctx()),
+      vocab_(model.vocab()),
       tokenizer_(tokenizer),
       metrics_(metrics),
       options_(std::move(options)) {
-  if (options_.slots < 1 || options_.slots > session.scheduler().logits_rows() || options_.slots > session.chunk())
+  if (options_.slots < 1 || options_.slots > model.logits_rows() || options_.slots > model.chunk())
     throw Error(ErrorKind::InvalidValue, std::to_string(options_.slots) + " slots; the session plans 1.." +
-                                             std::to_string(std::min<int64_t>(session.scheduler().logits_rows(),
-                                                                              session.chunk())));
+                                             std::to_string(std::min<int64_t>(model.logits_rows(), model.chunk())));
   batch_.reserve(static_cast<size_t>(options_.slots));
   batch_owner_.reserve(static_cast<size_t>(options_.slots));
   thread_ = std::thread([this] { loop(); });
@@ -261,8 +260,8 @@ void BatchEngine::drop_cached() {
 }
 
 void BatchEngine::publish_kv() {
-  const uint64_t bytes = session_.memory().ledger.reserved(memory::MemoryCategory::Kv);
-  const uint64_t page = session_.kv().bytes_for(session_.kv().page_rows());
+  const uint64_t bytes = session_.kv_bytes();
+  const uint64_t page = session_.kv_page_bytes();
   metrics_.kv_bytes = bytes;
   metrics_.kv_pages = page > 0 ? bytes / page : 0;
 }

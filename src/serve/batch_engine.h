@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "exec/session.h"
+#include "exec/batch_evaluator.h"
 #include "serve/job.h"
 #include "serve/metrics.h"
 #include "tokenizer/tokenizer.h"
@@ -36,9 +36,10 @@ struct EngineOptions {
 
 class BatchEngine {
  public:
-  // The session must plan at least options.slots logits rows, and it, the
-  // tokenizer and the metrics must outlive the engine. Starts the loop.
-  BatchEngine(exec::Session& session, const Tokenizer& tokenizer, ServerMetrics& metrics, EngineOptions options);
+  // The model's evaluator must plan at least options.slots logits rows, and
+  // it, the tokenizer and the metrics must outlive the engine. Starts the
+  // loop, which alone calls the evaluator from then on.
+  BatchEngine(exec::BatchEvaluator& model, const Tokenizer& tokenizer, ServerMetrics& metrics, EngineOptions options);
   ~BatchEngine();  // shutdown()
   BatchEngine(const BatchEngine&) = delete;
   BatchEngine& operator=(const BatchEngine&) = delete;
@@ -74,7 +75,7 @@ class BatchEngine {
   void drop_cached();
   void publish_kv();
 
-  exec::Session& session_;  // the loop's alone once it runs
+  exec::BatchEvaluator& session_;  // the loop's alone once it runs
   const int64_t max_ctx_;   // the session's, for submit() on other threads
   const int64_t vocab_;
   const Tokenizer& tokenizer_;

@@ -3,9 +3,7 @@
 // Chromium; SIGTERM ends it cleanly. The npm and browser parts skip, saying
 // why, where tests/serve/node/install.sh or Debian's chromium is missing.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +14,7 @@
 #include <thread>
 
 #include "support/command_runner.h"
+#include "support/free_port.h"
 #include "support/temp_dir.h"
 #include "support/tiny_model.h"
 
@@ -23,19 +22,6 @@ namespace synapse::test {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A port nobody listens on now (the kernel's pick for port 0).
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t size = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &size);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 class ServeProcess {
  public:

@@ -94,7 +94,7 @@ TEST(PipelineFrame, BytesThatAreNotAWholeFrameAreRefused) {
   magic[0] ^= 0xff;
   EXPECT_EQ(decode_error(magic, kExpect), ErrorKind::InvalidValue);
   std::vector<uint8_t> kind = bytes;
-  kind[8] = 9;
+  kind[8] = 10;  // past the last kind
   EXPECT_EQ(decode_error(kind, kExpect), ErrorKind::InvalidValue);
   EXPECT_THROW(encode_frame(header(Wire::F32), kEntries, kTokens, std::vector<float>(5)), Error);
   // Entries whose tokens do not add up to the frame's, on either side.

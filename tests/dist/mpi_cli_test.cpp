@@ -6,12 +6,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <future>
+#include <thread>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "support/command_runner.h"
+#include "support/free_port.h"
 #include "support/temp_dir.h"
 #include "support/tiny_model.h"
 #include "support/test_files.h"
@@ -127,6 +131,63 @@ TEST(MpiBench, PipelinedTestsReportLlamaBenchRecordsAndTheWiresMode) {
   }
   const std::string err = test::run_command("cat " + test::shell_quote(dir.file("err"))).out;
   EXPECT_NE(err.find("numerical mode: QualityBounded (--wire f16"), std::string::npos) << err;
+}
+
+// A server started in the background; killed (with its ranks) at the end.
+class BackgroundServer {
+ public:
+  BackgroundServer(const std::string& command, const std::string& log) : port_(test::free_port()) {
+    pid_ = test::run_command("(" + command + " --port " + std::to_string(port_) + " >" + test::shell_quote(log) +
+                             " 2>&1 & echo $!)")
+               .out;
+    pid_.erase(pid_.find_last_not_of(" \n") + 1);
+  }
+  ~BackgroundServer() { test::run_command("kill -TERM " + pid_ + " 2>/dev/null; sleep 1; kill -KILL " + pid_ + " 2>/dev/null"); }
+  bool wait_ready() const {
+    for (int i = 0; i < 600; ++i) {
+      if (test::run_command("curl -s -o /dev/null -w '%{http_code}' " + url("/health")).out == "200") return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+  std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
+  // The text of a greedy completion of `prompt`.
+  std::string complete(const std::string& prompt) const {
+    const nlohmann::json body = {{"prompt", prompt}, {"max_tokens", 16}, {"temperature", 0}};
+    const std::string reply = test::run_command("curl -s " + url("/v1/completions") +
+                                                " -H 'Content-Type: application/json' -d " +
+                                                test::shell_quote(body.dump()))
+                                  .out;
+    const nlohmann::json json = nlohmann::json::parse(reply, nullptr, false);
+    if (json.is_discarded() || !json.contains("choices")) return "no completion: " + reply;
+    return json["choices"][0]["text"].get<std::string>();
+  }
+
+ private:
+  int port_;
+  std::string pid_;
+};
+
+// Four clients at once on a server over 2 ranks get the completions a
+// single-process server gives them.
+TEST(MpiServe, TwoRanksServeTheSingleProcessCompletions) {
+  SKIP_WITHOUT_MPI();
+  const test::TempDir dir;
+  const std::string model = test::shell_quote(test::write_tiny_model(dir, "qwen2"));
+  const std::string flags = " serve -m " + model + " -np 4 -c 256 -t 1 --ignore-eos";
+  const BackgroundServer single(test::shell_quote(SYNAPSE_CLI_PATH) + flags, dir.file("single.log"));
+  const BackgroundServer ranks(mpirun(2) + test::shell_quote(kMpi) + flags + " --rank-timeout 20", dir.file("mpi.log"));
+  ASSERT_TRUE(single.wait_ready());
+  ASSERT_TRUE(ranks.wait_ready()) << test::run_command("cat " + test::shell_quote(dir.file("mpi.log"))).out;
+  const std::vector<std::string> prompts = {"Hello", "Once upon a time", "The answer is", "Hello"};
+  std::vector<std::future<std::string>> answers;
+  for (const std::string& prompt : prompts)
+    answers.push_back(std::async(std::launch::async, [&ranks, prompt] { return ranks.complete(prompt); }));
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const std::string expected = single.complete(prompts[i]);
+    EXPECT_FALSE(expected.empty());
+    EXPECT_EQ(answers[i].get(), expected) << prompts[i];
+  }
 }
 
 TEST(MpiRunErrors, RanksOfDifferentSplitsRefuseEachOther) {

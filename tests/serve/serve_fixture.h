@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/batch_evaluator.h"
 #include "exec/cpu_region_kernel.h"
 #include "exec/session.h"
 #include "generate/chat_session.h"
@@ -28,11 +29,12 @@ struct ServedTinyModel {
     options.kernels = exec::cpu_kernel_registry({2, cpu::best_cpu_target()});
     options.logits_rows = slots;
     session = std::make_unique<exec::Session>(model, options);
+    evaluator = std::make_unique<exec::SessionEvaluator>(*session);
     EngineOptions engine_options;
     engine_options.slots = slots;
     engine_options.queue_capacity = queue_capacity;
     engine_options.end_ids = end_of_turn_ids(tokenizer->vocabulary());
-    engine = std::make_unique<BatchEngine>(*session, *tokenizer, metrics, engine_options);
+    engine = std::make_unique<BatchEngine>(*evaluator, *tokenizer, metrics, engine_options);
   }
 
   synapse::test::TempDir dir;
@@ -41,6 +43,7 @@ struct ServedTinyModel {
   Model model;
   ServerMetrics metrics;
   std::unique_ptr<exec::Session> session;
+  std::unique_ptr<exec::SessionEvaluator> evaluator;
   std::unique_ptr<BatchEngine> engine;
 };
 

@@ -25,7 +25,12 @@ class Backoff {
   bool wait() {
     const auto now = Clock::now();
     if (now > deadline_) return false;
-    if (now - start_ > std::chrono::milliseconds(2)) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    // Waiting long (a server between requests): poll a thousand times a second.
+    if (now - start_ > std::chrono::milliseconds(100)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    } else if (now - start_ > std::chrono::milliseconds(2)) {
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
     return true;
   }
 
@@ -45,9 +50,12 @@ void check(int code, const char* what) {
 }  // namespace
 
 MpiTransport::MpiTransport(int* argc, char*** argv) {
-  // Only the main thread calls MPI; the compute threads never do.
+  // One thread calls MPI at a time (a command's main thread, or a server's
+  // engine loop); the compute threads never do.
   int provided = 0;
-  check(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  check(MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+  if (provided < MPI_THREAD_SERIALIZED)
+    throw Error(ErrorKind::Unsupported, "this MPI library calls from one thread only (MPI_THREAD_SERIALIZED is needed)");
   // Errors come back as codes (and typed exceptions), not as an abort inside MPI.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
