@@ -46,18 +46,32 @@ void PipelineEvaluator::rewind(exec::SequenceId id, int64_t position) {
 }
 
 std::span<const float> PipelineEvaluator::eval_batch(std::span<const exec::SequenceTokens> batch) {
+  submit(batch);
+  return collect();
+}
+
+void PipelineEvaluator::submit(std::span<const exec::SequenceTokens> batch) {
+  if (static_cast<int>(in_flight_.size()) >= depth())
+    throw Error(ErrorKind::InvalidValue, "pipeline: " + std::to_string(depth()) + " steps in flight already");
   step_.clear();
   for (const exec::SequenceTokens& entry : batch) step_.add(stage(), entry.sequence, entry.tokens);
   // Checked and run here first: a step rank 0 refuses (a full KV budget)
   // never leaves it, and the engine may retry.
   const std::span<const float> hidden = stage().eval_batch(batch);
+  rank_.link().send(1, {.kind = FrameKind::Hidden, .wants_token = true}, step_.entries, step_.tokens, hidden);
+  in_flight_.push_back(batch.size());
+}
+
+std::span<const float> PipelineEvaluator::collect() {
+  if (in_flight_.empty()) throw Error(ErrorKind::InvalidValue, "pipeline: no step in flight to collect");
+  const size_t entries = in_flight_.front();
+  in_flight_.pop_front();
   StageLink& link = rank_.link();
-  link.send(1, {.kind = FrameKind::Hidden, .wants_token = true}, step_.entries, step_.tokens, hidden);
-  const Frame reply = link.receive(link.last());
-  if (reply.header.kind != FrameKind::Logits || reply.entries.size() != batch.size() ||
+  Frame reply = link.receive(link.last());
+  if (reply.header.kind != FrameKind::Logits || reply.entries.size() != entries ||
       reply.header.width != static_cast<uint32_t>(vocab()))
-    throw Error(ErrorKind::InvalidValue, "pipeline: the last rank did not answer the step with its logits");
-  logits_ = reply.hidden;
+    throw Error(ErrorKind::InvalidValue, "pipeline: the last rank did not answer a step with its logits");
+  logits_ = std::move(reply.hidden);
   return logits_;
 }
 

@@ -4,10 +4,11 @@
 // and sent down the pipeline, so every rank holds the same sequences; each
 // step runs rank 0's layers, goes through the others, and the last rank
 // sends the logits rows back (F32), where the engine samples them. The
-// other ranks run serve_later_stage until rank 0 stops. One step is in the
-// pipeline at a time.
+// other ranks run serve_later_stage until rank 0 stops. Up to a step per
+// rank is in the pipeline at once (submit, collect).
 #pragma once
 
+#include <deque>
 #include <vector>
 
 #include "dist/pipeline_generation.h"
@@ -26,6 +27,11 @@ class PipelineEvaluator final : public exec::BatchEvaluator {
   PipelineEvaluator& operator=(const PipelineEvaluator&) = delete;
 
   std::span<const float> eval_batch(std::span<const exec::SequenceTokens> batch) override;
+  // A step per rank in flight: while the later ranks run one, rank 0 runs
+  // the next.
+  int depth() const override { return rank_.link().last() + 1; }
+  void submit(std::span<const exec::SequenceTokens> batch) override;
+  std::span<const float> collect() override;
   exec::SequenceId fork(exec::SequenceId from) override;
   void drop(exec::SequenceId id) override;
   void rewind(exec::SequenceId id, int64_t position) override;
@@ -47,6 +53,7 @@ class PipelineEvaluator final : public exec::BatchEvaluator {
 
   PipelineRank& rank_;
   StageStep step_;
+  std::deque<size_t> in_flight_;  // the entries of each step submitted, oldest first
   std::vector<float> logits_;
   bool stopped_ = false;
 };

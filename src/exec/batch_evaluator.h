@@ -19,6 +19,18 @@ class BatchEvaluator {
   // vocab], valid until the next call; after a throw every sequence is as
   // it was.
   virtual std::span<const float> eval_batch(std::span<const SequenceTokens> batch) = 0;
+
+  // Steps in flight at once: a pipeline's ranks each run one (a step
+  // submitted while earlier ones are still on later ranks). One here.
+  virtual int depth() const { return 1; }
+  // A step whose logits collect() returns, steps coming back in the order
+  // they were submitted; at most depth() submitted and not collected. The
+  // batch's sequences must not be in another step in flight. Throws as
+  // eval_batch, the step then not submitted.
+  virtual void submit(std::span<const SequenceTokens> batch) { submitted_ = eval_batch(batch); }
+  // The oldest step's logits, [its entries, vocab], valid until the next
+  // collect.
+  virtual std::span<const float> collect() { return submitted_; }
   virtual SequenceId fork(SequenceId from) = 0;
   virtual void drop(SequenceId id) = 0;
   virtual void rewind(SequenceId id, int64_t position) = 0;
@@ -30,6 +42,9 @@ class BatchEvaluator {
   // KV memory held, and the bytes of one page (for the server's metrics).
   virtual uint64_t kv_bytes() const = 0;
   virtual uint64_t kv_page_bytes() const = 0;
+
+ private:
+  std::span<const float> submitted_;  // one step's, for depth 1
 };
 
 class SessionEvaluator final : public BatchEvaluator {

@@ -25,6 +25,7 @@ struct BatchEngine::Active {
   Clock::time_point last_token;
   FinishReason finished = FinishReason::None;  // set by the step that ends it
   std::string error;                           // why, for FinishReason::Error
+  bool in_flight = false;                      // in a step submitted and not collected
 };
 
 BatchEngine::BatchEngine(exec::BatchEvaluator& model, const Tokenizer& tokenizer, ServerMetrics& metrics,
@@ -38,8 +39,11 @@ BatchEngine::BatchEngine(exec::BatchEvaluator& model, const Tokenizer& tokenizer
   if (options_.slots < 1 || options_.slots > model.logits_rows() || options_.slots > model.chunk())
     throw Error(ErrorKind::InvalidValue, std::to_string(options_.slots) + " slots; the session plans 1.." +
                                              std::to_string(std::min<int64_t>(model.logits_rows(), model.chunk())));
-  batch_.reserve(static_cast<size_t>(options_.slots));
-  batch_owner_.reserve(static_cast<size_t>(options_.slots));
+  steps_.resize(static_cast<size_t>(std::max(model.depth(), 1)));
+  for (Step& s : steps_) {
+    s.batch.reserve(static_cast<size_t>(options_.slots));
+    s.owners.reserve(static_cast<size_t>(options_.slots));
+  }
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -94,11 +98,37 @@ void BatchEngine::loop() {
         lock.lock();
       }
     }
-    step();
+    try {
+      step();
+    } catch (const std::exception& e) {
+      abandon(e.what());
+    }
+  }
+  while (in_flight_ > 0) {  // the steps on their way come back first
+    for (Active* a : steps_[oldest_].owners) a->in_flight = false;
+    oldest_ = (oldest_ + 1) % steps_.size();
+    --in_flight_;
+    try {
+      session_.collect();
+    } catch (const std::exception& e) {  // a rank gone: nothing more comes back
+      std::fprintf(stderr, "synapse serve: a step in flight at shutdown failed: %s\n", e.what());
+      in_flight_ = 0;
+    }
   }
   while (!active_.empty()) retire(active_.size() - 1, FinishReason::Shutdown);
   drop_cached();
   publish_kv();
+}
+
+void BatchEngine::abandon(const std::string& error) {
+  std::fprintf(stderr, "synapse serve: the model failed: %s\n", error.c_str());
+  for (const std::unique_ptr<Active>& a : active_) {
+    --metrics_.processing;
+    a->job->finish(FinishReason::Error, error);
+  }
+  active_.clear();
+  cached_.clear();
+  in_flight_ = 0;
 }
 
 void BatchEngine::admit(std::shared_ptr<Job> job) {
@@ -152,41 +182,83 @@ void BatchEngine::step() {
   const Clock::time_point now = Clock::now();
   for (size_t i = active_.size(); i-- > 0;) {
     const Active& a = *active_[i];
+    if (a.in_flight) continue;  // ended once its step is back
     if (a.job->cancelled()) retire(i, FinishReason::Cancelled);
     else if (now >= a.job->request().deadline) retire(i, FinishReason::Timeout);
   }
-  if (active_.empty()) return publish_kv();
-  // One token of each decoding sequence first, then the prompts in order of
-  // arrival, within the step's budget.
+  if (active_.empty() && in_flight_ == 0) return publish_kv();
+  // The sequences shared among the steps the model takes at once.
+  const size_t depth = steps_.size();
+  const size_t share = (active_.size() + depth - 1) / depth;
+  while (in_flight_ < depth && submit(share)) {
+  }
+  if (in_flight_ > 0) collect();
+  for (size_t i = active_.size(); i-- > 0;)
+    if (!active_[i]->in_flight && active_[i]->finished != FinishReason::None)
+      retire(i, active_[i]->finished, active_[i]->error);
+  publish_kv();
+}
+
+bool BatchEngine::submit(size_t entries) {
+  Step& s = steps_[(oldest_ + in_flight_) % steps_.size()];
+  s.batch.clear();
+  s.owners.clear();
   int64_t budget = session_.chunk();
-  batch_.clear();
-  batch_owner_.clear();
   for (int prefill = 0; prefill < 2; ++prefill)
-    for (size_t i = 0; i < active_.size() && budget > 0; ++i) {
+    for (size_t i = 0; i < active_.size() && budget > 0 && s.batch.size() < entries; ++i) {
       Active& a = *active_[i];
       const int64_t pending = static_cast<int64_t>(a.tokens.size() - a.evaluated);
-      if ((pending > 1) != (prefill == 1)) continue;
+      if (a.in_flight || a.finished != FinishReason::None || pending < 1 || (pending > 1) != (prefill == 1)) continue;
       const int64_t n = std::min(pending, budget);
-      batch_.push_back({a.sequence, std::span<const int32_t>(a.tokens).subspan(a.evaluated, static_cast<size_t>(n))});
-      batch_owner_.push_back(i);
+      s.batch.push_back({a.sequence, std::span<const int32_t>(a.tokens).subspan(a.evaluated, static_cast<size_t>(n))});
+      s.owners.push_back(&a);
       budget -= n;
     }
-  std::span<const float> rows;
+  if (s.batch.empty()) return false;
   try {
-    rows = session_.eval_batch(batch_);
+    session_.submit(s.batch);
   } catch (const std::exception& e) {
     // Short of KV memory, cached sequences give their pages back first (the
     // step is retried); with none left, or on any other failure, the newest
     // request in the step gives way.
     const auto* error = dynamic_cast<const Error*>(&e);
-    if (error && error->kind() == ErrorKind::InsufficientMemory && !cached_.empty()) return drop_cached();
-    retire(*std::max_element(batch_owner_.begin(), batch_owner_.end()), FinishReason::Error, e.what());
+    if (error && error->kind() == ErrorKind::InsufficientMemory && !cached_.empty()) {
+      drop_cached();
+      return false;
+    }
+    for (size_t i = active_.size(); i-- > 0;)
+      if (std::find(s.owners.begin(), s.owners.end(), active_[i].get()) != s.owners.end()) {
+        active_[i]->finished = FinishReason::Error;
+        active_[i]->error = e.what();
+        break;
+      }
+    return false;
+  }
+  for (Active* a : s.owners) a->in_flight = true;
+  ++in_flight_;
+  return true;
+}
+
+void BatchEngine::collect() {
+  Step& s = steps_[oldest_];
+  oldest_ = (oldest_ + 1) % steps_.size();
+  --in_flight_;
+  std::span<const float> rows;
+  try {
+    rows = session_.collect();
+  } catch (const std::exception& e) {  // a pipeline rank gone: the step's requests fail
+    for (Active* a : s.owners) {
+      a->in_flight = false;
+      a->finished = FinishReason::Error;
+      a->error = e.what();
+    }
     return;
   }
   const auto vocab = static_cast<size_t>(session_.vocab());
-  for (size_t b = 0; b < batch_.size(); ++b) {
-    Active& a = *active_[batch_owner_[b]];
-    a.evaluated += batch_[b].tokens.size();
+  for (size_t b = 0; b < s.batch.size(); ++b) {
+    Active& a = *s.owners[b];
+    a.in_flight = false;
+    a.evaluated += s.batch[b].tokens.size();
     if (a.evaluated != a.tokens.size()) continue;
     try {
       advance(a, rows.subspan(b * vocab, vocab));
@@ -195,9 +267,6 @@ void BatchEngine::step() {
       a.error = e.what();
     }
   }
-  for (size_t i = active_.size(); i-- > 0;)
-    if (active_[i]->finished != FinishReason::None) retire(i, active_[i]->finished, active_[i]->error);
-  publish_kv();
 }
 
 void BatchEngine::advance(Active& a, std::span<const float> row) {

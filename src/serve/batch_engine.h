@@ -6,6 +6,11 @@
 // session's guarantee), so a request's greedy output does not depend on the
 // load.
 //
+// A pipelined model (dist/pipeline_evaluator.h) takes several steps at
+// once: the active sequences are then split among that many steps in
+// flight, each submitted as soon as its sequences are back, so every rank
+// works on one.
+//
 // Prefix reuse: a new request whose prompt begins with tokens a live or
 // recently finished sequence holds forks that sequence (sharing its KV
 // pages) and evaluates only the rest. Finished sequences stay cached, as
@@ -18,6 +23,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -66,6 +72,12 @@ class BatchEngine {
   // longest prefix (that prefix kept), or a new empty one.
   exec::SequenceId start_sequence(const std::vector<int32_t>& prompt, int64_t& reused);
   void step();
+  // Submits a step of sequences not in flight (decoding ones first, then
+  // prompts in order of arrival) within the step's token budget and at
+  // most `entries` of them; false when there is none or it failed.
+  bool submit(size_t entries);
+  // Collects the oldest step in flight and advances its sequences.
+  void collect();
   // Samples the token after `row` for a sequence whose pending tokens were
   // all evaluated, and says in the sequence whether that ends it.
   void advance(Active& a, std::span<const float> row);
@@ -73,6 +85,10 @@ class BatchEngine {
   void retire(size_t index, FinishReason reason, const std::string& error = {});
   void cache(exec::SequenceId sequence, std::vector<int32_t> tokens);
   void drop_cached();
+  // After the model failed in a way a step cannot recover from (a pipeline
+  // rank gone): every running request ends with the error, and the
+  // engine's sequences are forgotten.
+  void abandon(const std::string& error);
   void publish_kv();
 
   exec::BatchEvaluator& session_;  // the loop's alone once it runs
@@ -90,8 +106,15 @@ class BatchEngine {
   // The loop's own state.
   std::vector<std::unique_ptr<Active>> active_;
   std::deque<Cached> cached_;  // oldest first
-  std::vector<exec::SequenceTokens> batch_;
-  std::vector<size_t> batch_owner_;  // index into active_ per batch entry
+  // Steps in flight, oldest first, in a ring of the model's depth() sized
+  // once: each one's batch and the sequence each entry steps.
+  struct Step {
+    std::vector<exec::SequenceTokens> batch;
+    std::vector<Active*> owners;
+  };
+  std::vector<Step> steps_;
+  size_t oldest_ = 0;
+  size_t in_flight_ = 0;
   std::thread thread_;
 };
 
