@@ -16,9 +16,12 @@ class Transport {
   virtual ~Transport() = default;
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  // Throws Error(Io) naming the rank when it takes nothing within `timeout`
-  // (a transport that buffers returns at once).
-  virtual void send(int to, std::span<const uint8_t> bytes, std::chrono::milliseconds timeout) = 0;
+  // Sends a message, keeping its bytes until `to` has taken it: the call may
+  // return before (so two ranks that send each other large messages at
+  // once do not wait on each other), and messages to one rank arrive in
+  // order. Throws Error(Io) naming the rank when it takes nothing within
+  // `timeout` while the transport can hold no more.
+  virtual void send(int to, std::vector<uint8_t> bytes, std::chrono::milliseconds timeout) = 0;
   // The next message from `from`. Throws Error(Io) naming the rank when none
   // arrives within `timeout` (the rank died or hangs).
   virtual std::vector<uint8_t> receive(int from, std::chrono::milliseconds timeout) = 0;

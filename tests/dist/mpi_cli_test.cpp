@@ -40,9 +40,9 @@ const std::string kRun = "run --tokens '1 17 300 42 7' -n 24 --temp 0 --ids --ig
 // mpirun with loopback-friendly settings: root allowed, more ranks than
 // cores. Under the sanitizer build the ranks skip leak detection: OpenMPI
 // leaves its own allocations at exit.
-std::string mpirun(int ranks) {
-  return "env ASAN_OPTIONS=detect_leaks=0 " + test::shell_quote(kMpiexec) +
-         " --allow-run-as-root --oversubscribe --mca btl self,tcp -np " + std::to_string(ranks) + " ";
+std::string mpirun(int ranks, const std::string& transport = "--mca btl self,tcp") {
+  return "env ASAN_OPTIONS=detect_leaks=0 " + test::shell_quote(kMpiexec) + " --allow-run-as-root --oversubscribe " +
+         transport + " -np " + std::to_string(ranks) + " ";
 }
 
 
@@ -168,18 +168,26 @@ class BackgroundServer {
   std::string pid_;
 };
 
-// Four clients at once on a server over 2 ranks get the completions a
-// single-process server gives them.
+// Eight clients at once on a server over 2 ranks (a step per rank in
+// flight, frames larger than MPI sends at once both ways) get the
+// completions a single-process server gives them.
 TEST(MpiServe, TwoRanksServeTheSingleProcessCompletions) {
   SKIP_WITHOUT_MPI();
   const test::TempDir dir;
   const std::string model = test::shell_quote(test::write_tiny_model(dir, "qwen2"));
-  const std::string flags = " serve -m " + model + " -np 4 -c 256 -t 1 --ignore-eos";
+  const std::string flags = " serve -m " + model + " -np 8 -c 256 -t 1 --ignore-eos";
   const BackgroundServer single(test::shell_quote(SYNAPSE_CLI_PATH) + flags, dir.file("single.log"));
-  const BackgroundServer ranks(mpirun(2) + test::shell_quote(kMpi) + flags + " --rank-timeout 20", dir.file("mpi.log"));
+  // Shared memory sending at once only what fits 1 KiB: a larger frame
+  // waits for its receiver, so two ranks sending each other one must not
+  // wait on each other.
+  const std::string shared_memory =
+      "--mca btl self,vader --mca btl_vader_eager_limit 1024 --mca btl_vader_single_copy_mechanism none";
+  const BackgroundServer ranks(mpirun(2, shared_memory) + test::shell_quote(kMpi) + flags + " --rank-timeout 20",
+                               dir.file("mpi.log"));
   ASSERT_TRUE(single.wait_ready());
   ASSERT_TRUE(ranks.wait_ready()) << test::run_command("cat " + test::shell_quote(dir.file("mpi.log"))).out;
-  const std::vector<std::string> prompts = {"Hello", "Once upon a time", "The answer is", "Hello"};
+  const std::vector<std::string> prompts = {"Hello",    "Once upon a time", "The answer is", "Hello",
+                                            "A B C D",  "one two three",    "x",             "Once upon"};
   std::vector<std::future<std::string>> answers;
   for (const std::string& prompt : prompts)
     answers.push_back(std::async(std::launch::async, [&ranks, prompt] { return ranks.complete(prompt); }));

@@ -26,10 +26,10 @@ class LoopbackHub {
     Endpoint(LoopbackHub& hub, int rank) : hub_(hub), rank_(rank) {}
     int rank() const override { return rank_; }
     int size() const override { return hub_.size_; }
-    void send(int to, std::span<const uint8_t> bytes, std::chrono::milliseconds) override {
+    void send(int to, std::vector<uint8_t> bytes, std::chrono::milliseconds) override {
       const std::lock_guard lock(hub_.mutex_);
       if (hub_.dead_.count(rank_)) return;
-      hub_.queues_[{rank_, to}].emplace_back(bytes.begin(), bytes.end());
+      hub_.queues_[{rank_, to}].push_back(std::move(bytes));
       hub_.arrived_.notify_all();
     }
     std::vector<uint8_t> receive(int from, std::chrono::milliseconds timeout) override {

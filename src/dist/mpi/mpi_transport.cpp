@@ -1,7 +1,5 @@
 #include "dist/mpi/mpi_transport.h"
 
-#include <mpi.h>
-
 #include <climits>
 #include <string>
 #include <thread>
@@ -62,25 +60,50 @@ MpiTransport::MpiTransport(int* argc, char*** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
 }
 
-MpiTransport::~MpiTransport() { MPI_Finalize(); }
+MpiTransport::~MpiTransport() {
+  // The last frames (a Stop) reach their ranks before MPI ends.
+  try {
+    while (!pending_.empty()) wait_oldest(std::chrono::seconds(30));
+  } catch (const Error&) {
+    // A rank that takes nothing more: MPI_Finalize ends what is left.
+  }
+  MPI_Finalize();
+}
 
-void MpiTransport::send(int to, std::span<const uint8_t> bytes, std::chrono::milliseconds timeout) {
-  if (bytes.size() > static_cast<size_t>(INT_MAX))
-    throw Error(ErrorKind::Overflow, "a frame of " + std::to_string(bytes.size()) + " bytes for one MPI message");
-  MPI_Request request;
-  check(MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, kTag, MPI_COMM_WORLD, &request),
-        ("MPI_Isend to rank " + std::to_string(to)).c_str());
-  // A large frame waits for its receiver: bounded by the timeout, so a
-  // stalled rank cannot hold this one forever.
+void MpiTransport::reap() {
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    int done = 0;
+    check(MPI_Test(&it->request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    it = done ? pending_.erase(it) : std::next(it);
+  }
+}
+
+void MpiTransport::wait_oldest(std::chrono::milliseconds timeout) {
+  Pending& oldest = pending_.front();
   Backoff backoff(timeout);
   while (true) {
     int done = 0;
-    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
-    if (done) return;
+    check(MPI_Test(&oldest.request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done) break;
     if (!backoff.wait())
-      throw Error(ErrorKind::Io, "rank " + std::to_string(to) + " took nothing within " +
+      throw Error(ErrorKind::Io, "rank " + std::to_string(oldest.to) + " took nothing within " +
                                      std::to_string(timeout.count() / 1000.0) + " s: it died or hangs");
   }
+  pending_.pop_front();
+}
+
+void MpiTransport::send(int to, std::vector<uint8_t> bytes, std::chrono::milliseconds timeout) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    throw Error(ErrorKind::Overflow, "a frame of " + std::to_string(bytes.size()) + " bytes for one MPI message");
+  // A step per rank in flight, each a frame or two: more waiting means a
+  // rank stopped taking them.
+  constexpr size_t kMostPending = 64;
+  reap();
+  while (pending_.size() >= kMostPending) wait_oldest(timeout);
+  pending_.push_back({MPI_REQUEST_NULL, std::move(bytes), to});
+  Pending& p = pending_.back();
+  check(MPI_Isend(p.bytes.data(), static_cast<int>(p.bytes.size()), MPI_BYTE, to, kTag, MPI_COMM_WORLD, &p.request),
+        ("MPI_Isend to rank " + std::to_string(to)).c_str());
 }
 
 std::vector<uint8_t> MpiTransport::receive(int from, std::chrono::milliseconds timeout) {
@@ -88,6 +111,7 @@ std::vector<uint8_t> MpiTransport::receive(int from, std::chrono::milliseconds t
   MPI_Status status;
   int arrived = 0;
   while (true) {
+    reap();  // this rank's own sends progress while it waits
     check(MPI_Iprobe(from, kTag, MPI_COMM_WORLD, &arrived, &status), "MPI_Iprobe");
     if (arrived) break;
     if (!backoff.wait())
