@@ -230,6 +230,7 @@ int run_pipelined(const RunFlags& f, dist::Transport& transport, const Model& mo
   RunTimer timer;
   const GenerationOptions gen = generation_options(f, model, printer, timer);
   dist::PipelineRank stage(transport, model, options, pipeline);
+  warm_up_weights(model, stage.session());
   const auto start = std::chrono::steady_clock::now();
   const std::vector<std::vector<int32_t>> all = stage.generate(sampling_params(f.sampling), prompt, gen);
   if (trace) trace->close();

@@ -88,6 +88,7 @@ std::future<int> watch_signals(const sigset_t& signals, const std::atomic<bool>&
 int serve_later_rank(dist::Transport& transport, const dist::PipelineOptions& pipeline,
                      const Model& model, const exec::SessionOptions& options) {
   dist::PipelineRank rank(transport, model, options, pipeline);
+  warm_up_weights(model, rank.session());
   dist::serve_later_stage(rank);
   return kExitOk;
 }
@@ -140,6 +141,7 @@ int serve_model(ServeFlags f) {
   std::unique_ptr<exec::BatchEvaluator> evaluator;
   if (pipeline) {
     rank.emplace(*transport, model, options, *pipeline);
+    warm_up_weights(model, rank->session());
     evaluator = std::make_unique<dist::PipelineEvaluator>(*rank);
     report_pipeline("serve", *pipeline);
   } else {
