@@ -243,13 +243,4 @@ std::vector<std::vector<int32_t>> PipelineRank::generate(const SamplingParams& s
   return out;
 }
 
-std::vector<std::vector<int32_t>> run_pipeline_generation(Transport& transport, const Model& model,
-                                                          exec::SessionOptions session_options,
-                                                          const PipelineOptions& pipeline,
-                                                          const SamplingParams& sampling,
-                                                          std::span<const int32_t> prompt,
-                                                          const GenerationOptions& options) {
-  return PipelineRank(transport, model, std::move(session_options), pipeline).generate(sampling, prompt, options);
-}
-
 }  // namespace synapse::dist

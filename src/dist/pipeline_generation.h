@@ -78,17 +78,9 @@ class PipelineRank {
 
  private:
   Transport& transport_;
-  const PipelineOptions& pipeline_;
+  const PipelineOptions pipeline_;
   exec::Session stage_;
   StageLink link_;
 };
-
-// One generation on a pipeline made for it (PipelineRank).
-std::vector<std::vector<int32_t>> run_pipeline_generation(Transport& transport, const Model& model,
-                                                          exec::SessionOptions session_options,
-                                                          const PipelineOptions& pipeline,
-                                                          const SamplingParams& sampling,
-                                                          std::span<const int32_t> prompt,
-                                                          const GenerationOptions& options);
 
 }  // namespace synapse::dist

@@ -76,8 +76,8 @@ std::vector<std::vector<int32_t>> pipelined_sequences(const Model& model, const 
   for (int r = 0; r < ranks; ++r) {
     const PipelineOptions own = per_rank.empty() ? pipeline : per_rank[static_cast<size_t>(r)];
     results.push_back(std::async(std::launch::async, [&, own, r] {
-      return run_pipeline_generation(*endpoints[static_cast<size_t>(r)], model, cpu_options(own.sequences), own,
-                                     sampling, kPrompt, options);
+      return PipelineRank(*endpoints[static_cast<size_t>(r)], model, cpu_options(own.sequences), own)
+          .generate(sampling, kPrompt, options);
     }));
   }
   std::vector<std::vector<int32_t>> tokens;
@@ -173,9 +173,9 @@ TEST(PipelineGenerationStops, ASequenceEndsAtAStopTokenWhileTheOthersGoOn) {
   for (int r = 0; r < 2; ++r) endpoints.push_back(hub.endpoint(r));
   const PipelineOptions pipeline{.ranges = {{0, 2}, {2, 4}}, .sequences = 3};
   auto later = std::async(std::launch::async, [&] {
-    return run_pipeline_generation(*endpoints[1], model, cpu_options(3), pipeline, sampled_params(), kPrompt, options);
+    return PipelineRank(*endpoints[1], model, cpu_options(3), pipeline).generate(sampled_params(), kPrompt, options);
   });
-  got = run_pipeline_generation(*endpoints[0], model, cpu_options(3), pipeline, sampled_params(), kPrompt, options);
+  got = PipelineRank(*endpoints[0], model, cpu_options(3), pipeline).generate(sampled_params(), kPrompt, options);
   EXPECT_TRUE(later.get().empty());
   EXPECT_EQ(got, expected);
 }
@@ -283,12 +283,10 @@ TEST(PipelineGenerationErrors, RanksAndRangesMustAgree) {
   const Model model = synth_layers(dir, "llama", 4);
   test::LoopbackHub hub(3);
   auto endpoint = hub.endpoint(0);
-  EXPECT_THROW(run_pipeline_generation(*endpoint, model, cpu_options(), {.ranges = {{0, 2}, {2, 4}}}, {}, kPrompt, {}),
-               Error);
+  EXPECT_THROW(PipelineRank(*endpoint, model, cpu_options(), {.ranges = {{0, 2}, {2, 4}}}), Error);
   test::LoopbackHub pair(2);
   auto first = pair.endpoint(0);
-  EXPECT_THROW(run_pipeline_generation(*first, model, cpu_options(2), {.ranges = {{0, 2}, {2, 4}}, .sequences = 3}, {},
-                                       kPrompt, {}),
+  EXPECT_THROW(PipelineRank(*first, model, cpu_options(2), {.ranges = {{0, 2}, {2, 4}}, .sequences = 3}),
                Error);  // more sequences than the session's logits rows
 }
 

@@ -26,16 +26,21 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
+# Where this machine does not let us make or enter namespaces or veth
+# pairs (a container without CAP_SYS_ADMIN or CAP_NET_ADMIN), the test
+# skips; past these steps, any failure is the test's.
 ip netns add "$ns_a" 2>/dev/null || skip "cannot create network namespaces here (needs CAP_SYS_ADMIN)"
-ip netns add "$ns_b"
-ip link add "$veth_a" type veth peer name "$veth_b"
-ip link set "$veth_a" netns "$ns_a"
-ip link set "$veth_b" netns "$ns_b"
-ip -n "$ns_a" addr add "$addr_a/24" dev "$veth_a"
-ip -n "$ns_b" addr add "$addr_b/24" dev "$veth_b"
-for ns in "$ns_a" "$ns_b"; do ip -n "$ns" link set lo up; done
-ip -n "$ns_a" link set "$veth_a" up
-ip -n "$ns_b" link set "$veth_b" up
+ip netns add "$ns_b" 2>/dev/null || skip "cannot create a second network namespace here"
+ip link add "$veth_a" type veth peer name "$veth_b" 2>/dev/null || skip "cannot create a veth pair here (needs CAP_NET_ADMIN)"
+{
+  ip link set "$veth_a" netns "$ns_a" &&
+    ip link set "$veth_b" netns "$ns_b" &&
+    ip -n "$ns_a" addr add "$addr_a/24" dev "$veth_a" &&
+    ip -n "$ns_b" addr add "$addr_b/24" dev "$veth_b" &&
+    ip -n "$ns_a" link set lo up && ip -n "$ns_b" link set lo up &&
+    ip -n "$ns_a" link set "$veth_a" up && ip -n "$ns_b" link set "$veth_b" up &&
+    ip netns exec "$ns_a" true
+} 2>/dev/null || skip "cannot set up or enter the network namespaces here"
 
 # mpirun's launch agent (in place of ssh): runs the daemon's command in the
 # namespace of the "host" it names.
