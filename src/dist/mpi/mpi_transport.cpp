@@ -28,6 +28,8 @@ class Backoff {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     } else if (now - start_ > std::chrono::milliseconds(2)) {
       std::this_thread::sleep_for(std::chrono::microseconds(50));
+    } else {
+      std::this_thread::yield();  // MPI's own threads (TCP progress) may need this core
     }
     return true;
   }
