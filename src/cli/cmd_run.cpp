@@ -234,8 +234,10 @@ int run_pipelined(const RunFlags& f, dist::Transport& transport, const Model& mo
   const auto start = std::chrono::steady_clock::now();
   const std::vector<std::vector<int32_t>> all = stage.generate(sampling_params(f.sampling), prompt, gen);
   if (trace) trace->close();
+  // Per token: the prompt's and each sequence's (a later rank does not
+  // see how many ended early).
   report_rank_memory(stage.session(), rank, pipeline.ranges[static_cast<size_t>(rank)],
-                     static_cast<int64_t>(prompt.size()) + f.n_predict);
+                     static_cast<int64_t>(prompt.size()) + int64_t{f.parallel} * std::max(f.n_predict, 0));
   if (!first) return kExitOk;
   if (f.parallel > 1) {
     print_continuations(f, all, prompt.size(), seconds_since(start), tokenizer);
