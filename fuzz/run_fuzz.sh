@@ -3,8 +3,8 @@
 # Seeds an empty corpus for the target (fuzz_gguf: small synthetic models;
 # fuzz_tokenizer: texts; fuzz_chat_template: the test chat templates;
 # fuzz_request: request bodies; fuzz_imatrix: a GGUF and a legacy imatrix;
-# fuzz_safetensors: small valid safetensors files and an index), then fuzzes
-# for SECONDS.
+# fuzz_safetensors: small valid safetensors files and an index; fuzz_frame:
+# none, its inputs build frames), then fuzzes for SECONDS.
 set -euo pipefail
 fuzzer=$1 synapse=$2 corpus=$3 seconds=$4
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -123,6 +123,9 @@ case "$(basename "$fuzzer")" in
   fuzz_safetensors)
     [ -n "$(ls -A "$corpus")" ] || seed_safetensors
     max_len=16384
+    ;;
+  fuzz_frame)  # its inputs are recipes for frames: no seeds needed
+    max_len=512
     ;;
   *)
     [ -n "$(ls -A "$corpus")" ] || seed_models

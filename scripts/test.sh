@@ -48,7 +48,7 @@ echo "== sanitizer build (clang, ASan + UBSan) and fuzzing"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER=clang++ -DSYNAPSE_SANITIZE=ON -DSYNAPSE_FUZZ=ON -DSYNAPSE_WERROR=ON >/dev/null
 ninja -C build-asan -j "$jobs" synapse synapse_tests fuzz_gguf fuzz_tokenizer fuzz_chat_template fuzz_request fuzz_imatrix \
-  fuzz_safetensors
+  fuzz_safetensors fuzz_frame
 # Everything but the large llama.cpp load matrix (its files are big and the
 # peer is not instrumented anyway) and the perplexity comparisons with
 # llama.cpp (numerics; their code paths run in the eval tests). Full malloc
