@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "dist/frame.h"
@@ -29,7 +30,7 @@ void check(std::span<const uint8_t> bytes) {
     uint64_t tokens = 0;
     for (const FrameEntry& e : f.entries) tokens += e.tokens;
     if (tokens != f.tokens.size() || f.entries.size() != f.header.entries || f.tokens.size() != f.header.tokens ||
-        f.hidden.size() != f.tokens.size() * f.header.width || f.bytes != bytes.size())
+        f.hidden.size() != f.tokens.size() * f.header.width || f.bytes != bytes.size() || f.text.size() > 4096)
       std::abort();
   } catch (const synapse::Error&) {
   }
@@ -38,7 +39,7 @@ void check(std::span<const uint8_t> bytes) {
 // A valid frame of the shape data[0..4] choose.
 std::vector<uint8_t> recipe_frame(const uint8_t* data) {
   FrameHeader h;
-  h.kind = static_cast<synapse::dist::FrameKind>(1 + data[0] % 9);
+  h.kind = static_cast<synapse::dist::FrameKind>(1 + data[0] % 10);
   h.wire = static_cast<synapse::dist::Wire>(data[1] & 1);
   h.wants_token = (data[1] & 2) != 0;
   h.forks = data[1] >> 4;
@@ -55,7 +56,7 @@ std::vector<uint8_t> recipe_frame(const uint8_t* data) {
   h.entries = static_cast<uint32_t>(entries.size());
   h.tokens = static_cast<uint32_t>(tokens.size());
   std::vector<float> hidden(tokens.size() * h.width, 0.5f);
-  return synapse::dist::encode_frame(h, entries, tokens, hidden);
+  return synapse::dist::encode_frame(h, entries, tokens, hidden, std::string(data[4] % 5, 'x'));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace synapse::dist {
@@ -29,6 +30,10 @@ enum class FrameKind : uint8_t {
   Rewind = 7,
   Drop = 8,
   Logits = 9,  // a server's step: each entry's logits row, from the last rank to the first (F32)
+  // A server's step a later rank could not run: its entries and why (the
+  // text), passed on to the last rank and back to the first in place of
+  // the logits.
+  Failed = 10,
 };
 
 enum class Wire : uint8_t { F32 = 0, F16 = 1 };
@@ -62,6 +67,7 @@ struct Frame {
   std::vector<FrameEntry> entries;
   std::vector<int32_t> tokens;
   std::vector<float> hidden;  // [tokens, width], as F32 whatever the wire
+  std::string text;           // a Failed frame's reason
   size_t bytes = 0;           // on the wire
 };
 
@@ -73,9 +79,11 @@ struct FrameExpectation {
 };
 
 // The bytes of a frame; entries' tokens add up to header.tokens and hidden
-// is [header.tokens, header.width], sent as header.wire says.
+// is [header.tokens, header.width], sent as header.wire says; then the
+// text (at most 4096 bytes, cut there).
 std::vector<uint8_t> encode_frame(const FrameHeader& header, std::span<const FrameEntry> entries,
-                                  std::span<const int32_t> tokens, std::span<const float> hidden);
+                                  std::span<const int32_t> tokens, std::span<const float> hidden,
+                                  std::string_view text = {});
 
 // Throws Error: Truncated or InvalidValue for bytes that are not a whole
 // frame of this format (entries that do not add up to its tokens

@@ -68,6 +68,8 @@ std::span<const float> PipelineEvaluator::collect() {
   in_flight_.pop_front();
   StageLink& link = rank_.link();
   Frame reply = link.receive(link.last());
+  if (reply.header.kind == FrameKind::Failed)  // every rank holds the step's sequences as before it, or drops them
+    throw Error(ErrorKind::InvalidValue, "pipeline: " + reply.text);
   if (reply.header.kind != FrameKind::Logits || reply.entries.size() != entries ||
       reply.header.width != static_cast<uint32_t>(vocab()))
     throw Error(ErrorKind::InvalidValue, "pipeline: the last rank did not answer a step with its logits");
@@ -106,8 +108,22 @@ void serve_later_stage(PipelineRank& rank) {
       if (in.header.kind == FrameKind::Stop) return;
       continue;
     }
+    if (in.header.kind == FrameKind::Failed) {  // a rank before this one could not run the step
+      link.send(rank.last() ? 0 : link.rank() + 1, in.header, in.entries, in.tokens, {}, in.text);
+      continue;
+    }
     step.load(in, stage, from);
-    const std::span<const float> out = stage.eval_batch(step.sequences(), in.hidden);
+    std::span<const float> out;
+    try {
+      out = stage.eval_batch(step.sequences(), in.hidden);
+    } catch (const Error& e) {
+      // This stage is as before the step (the session undoes it); the step's
+      // requests fail, and rank 0's engine drops their sequences on every
+      // rank. The server goes on.
+      const std::string why = "rank " + std::to_string(link.rank()) + ": " + e.what();
+      link.send(rank.last() ? 0 : link.rank() + 1, {.kind = FrameKind::Failed}, in.entries, in.tokens, {}, why);
+      continue;
+    }
     if (!rank.last()) {
       link.send(link.rank() + 1, {.kind = FrameKind::Hidden, .wants_token = true}, in.entries, in.tokens, out);
       continue;

@@ -17,7 +17,7 @@ StageLink::StageLink(Transport& transport, const FrameExpectation& expect, Wire 
     : transport_(transport), expect_(expect), wire_(wire), timeout_(timeout), hops_(std::move(hops)) {}
 
 void StageLink::send(int to, FrameHeader h, std::span<const FrameEntry> entries, std::span<const int32_t> tokens,
-                     std::span<const float> hidden) {
+                     std::span<const float> hidden, std::string_view text) {
   h.wire = h.kind == FrameKind::Logits ? Wire::F32 : wire_;  // sampling reads exact logits
   h.session = expect_.session;
   h.epoch = expect_.epoch;
@@ -27,7 +27,7 @@ void StageLink::send(int to, FrameHeader h, std::span<const FrameEntry> entries,
   h.tokens = static_cast<uint32_t>(tokens.size());
   h.width = tokens.empty() ? 0 : static_cast<uint32_t>(hidden.size() / tokens.size());
   h.sent_ns = now_ns();
-  transport_.send(to, encode_frame(h, entries, tokens, hidden), timeout_);
+  transport_.send(to, encode_frame(h, entries, tokens, hidden, text), timeout_);
 }
 
 Frame StageLink::receive(int from, bool idle) {

@@ -38,7 +38,7 @@ class StageLink {
   // header's session, epoch, plan, wire (F32 for logits), step, counts and
   // clock are filled in; hidden is [tokens, width].
   void send(int to, FrameHeader header, std::span<const FrameEntry> entries, std::span<const int32_t> tokens,
-            std::span<const float> hidden);
+            std::span<const float> hidden, std::string_view text = {});
   // The next frame from `from`, waiting at most the link's timeout, or
   // without end when `idle` (a server's ranks wait for requests).
   Frame receive(int from, bool idle = false);

@@ -57,6 +57,18 @@ TEST(PipelineFrame, F32RoundTripsExactly) {
   EXPECT_EQ(f.hidden, kHidden);
 }
 
+TEST(PipelineFrame, AFailedStepCarriesItsReason) {
+  FrameHeader h = header(Wire::F32);
+  h.kind = FrameKind::Failed;
+  const Frame f = decode_frame(encode_frame(h, kEntries, kTokens, kHidden, "rank 2: no KV page"), kExpect);
+  EXPECT_EQ(f.header.kind, FrameKind::Failed);
+  EXPECT_EQ(f.text, "rank 2: no KV page");
+  EXPECT_EQ(f.tokens, kTokens);
+  // A reason is cut at 4096 bytes.
+  EXPECT_EQ(decode_frame(encode_frame(h, kEntries, kTokens, kHidden, std::string(5000, 'x')), kExpect).text.size(),
+            4096u);
+}
+
 TEST(PipelineFrame, F16RoundsEachValueToHalf) {
   const std::vector<uint8_t> bytes = encode_frame(header(Wire::F16), kEntries, kTokens, kHidden);
   EXPECT_LT(bytes.size(), encode_frame(header(Wire::F32), kEntries, kTokens, kHidden).size());
@@ -94,18 +106,18 @@ TEST(PipelineFrame, BytesThatAreNotAWholeFrameAreRefused) {
   magic[0] ^= 0xff;
   EXPECT_EQ(decode_error(magic, kExpect), ErrorKind::InvalidValue);
   std::vector<uint8_t> kind = bytes;
-  kind[8] = 10;  // past the last kind
+  kind[8] = 11;  // past the last kind
   EXPECT_EQ(decode_error(kind, kExpect), ErrorKind::InvalidValue);
   EXPECT_THROW(encode_frame(header(Wire::F32), kEntries, kTokens, std::vector<float>(5)), Error);
   // Entries whose tokens do not add up to the frame's, on either side.
   const std::vector<FrameEntry> short_entries = {{0, 1, 40}, {3, 0, 17}};
   EXPECT_THROW(encode_frame(header(Wire::F32), short_entries, kTokens, kHidden), Error);
   std::vector<uint8_t> miscounted = bytes;
-  const size_t second_entry_tokens = 64 + 16 + 4;  // the header, an entry, then the second's sequence id
+  const size_t second_entry_tokens = 72 + 16 + 4;  // the header, an entry, then the second's sequence id
   miscounted[second_entry_tokens] = 2;
   EXPECT_EQ(decode_error(miscounted, kExpect), ErrorKind::InvalidValue);
   std::vector<uint8_t> negative = bytes;
-  negative[64 + 3] = 0x80;  // the first entry's sequence id, its sign bit
+  negative[72 + 3] = 0x80;  // the first entry's sequence id, its sign bit
   EXPECT_EQ(decode_error(negative, kExpect), ErrorKind::InvalidValue);
 }
 

@@ -98,5 +98,64 @@ TEST(PipelineEvaluator, AServersRequestsOverRanksGetTheirSingleProcessTokens) {
   EXPECT_EQ(serve_over_ranks(model, *tokenizer, {{0, 1}, {1, 3}, {3, 4}}), expected) << "3 ranks";
 }
 
+// A request that rank 1 has no KV memory for fails alone, saying so; the
+// server goes on, and the next request gets its single-process tokens.
+TEST(PipelineEvaluator, AStepALaterRankCannotRunFailsItsRequestsAndTheServerGoesOn) {
+  const test::TempDir dir;
+  const std::string path = test::write_tiny_layers(dir, "qwen2", 4, 9);
+  const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(path);
+  const Model model = load_model(path, LoadOptions{.max_ctx = 256, .chunk = 32});
+  serve::JobRequest small = request(1);
+  exec::Session session(model, cpu_options());
+  exec::SessionEvaluator local(session);
+  serve::ServerMetrics metrics;
+  serve::BatchEngine alone(local, *tokenizer, metrics, {.slots = 1, .end_ids = {}});
+  const std::shared_ptr<serve::Job> expected_job = alone.submit(small);
+  std::vector<serve::TokenOut> expected;
+  while (!expected_job->take(expected, std::chrono::milliseconds(50))) {
+  }
+
+  // Rank 1 (layers 2-3) may hold the KV of a few pages and no more.
+  const PipelineOptions pipeline{.ranges = {{0, 2}, {2, 4}}, .sequences = kRequests};
+  exec::SessionOptions limited = cpu_options();
+  limited.kv.page_rows = 16;
+  limited.memory.kv_positions = 16;
+  {
+    exec::SessionOptions probe_options = limited;
+    probe_options.stage = exec::StageRange{2, 4};
+    const exec::Session probe(model, probe_options);
+    limited.memory.budget.bytes = probe.memory().ledger.total() + probe.kv().bytes_for(probe.kv().page_rows()) * 2;
+  }
+  test::LoopbackHub hub(2);
+  auto first = hub.endpoint(0);
+  auto second = hub.endpoint(1);
+  auto later = std::async(std::launch::async, [&] {
+    PipelineRank rank(*second, model, limited, pipeline);
+    serve_later_stage(rank);
+  });
+  {
+    PipelineRank rank(*first, model, cpu_options(), pipeline);
+    PipelineEvaluator evaluator(rank);
+    serve::BatchEngine engine(evaluator, *tokenizer, metrics, {.slots = 2, .end_ids = {}});
+    serve::JobRequest long_prompt = request(2);
+    long_prompt.prompt.assign(200, 7);
+    const std::shared_ptr<serve::Job> failing = engine.submit(long_prompt);
+    std::vector<serve::TokenOut> tokens;
+    while (!failing->take(tokens, std::chrono::milliseconds(50))) {
+    }
+    EXPECT_EQ(failing->finish_reason(), serve::FinishReason::Error);
+    EXPECT_NE(failing->error().find("rank 1"), std::string::npos) << failing->error();
+    EXPECT_NE(failing->error().find("[kv]"), std::string::npos) << failing->error();
+    const std::shared_ptr<serve::Job> next = engine.submit(small);
+    tokens.clear();
+    while (!next->take(tokens, std::chrono::milliseconds(50))) {
+    }
+    EXPECT_EQ(next->finish_reason(), serve::FinishReason::Length);
+    ASSERT_EQ(tokens.size(), expected.size());
+    for (size_t i = 0; i < tokens.size(); ++i) EXPECT_EQ(tokens[i].id, expected[i].id) << i;
+  }
+  later.get();
+}
+
 }  // namespace
 }  // namespace synapse::dist
