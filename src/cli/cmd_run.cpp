@@ -173,8 +173,8 @@ GenerationOptions generation_options(const RunFlags& f, const Model& model, Toke
 }
 
 // The continuations of --parallel P, when all are done (as text, or ids
-// with --ids), then the aggregate decode rate.
-void print_continuations(const RunFlags& f, const std::vector<std::vector<int32_t>>& all, size_t prompt_tokens,
+// with --ids), then the aggregate decode rate; returns the tokens generated.
+size_t print_continuations(const RunFlags& f, const std::vector<std::vector<int32_t>>& all, size_t prompt_tokens,
                          double seconds, const Tokenizer* tokenizer) {
   size_t generated = 0;
   for (size_t i = 0; i < all.size(); ++i) {
@@ -194,6 +194,7 @@ void print_continuations(const RunFlags& f, const std::vector<std::vector<int32_
   std::fprintf(stderr, "synapse run: %d sequences: %zu prompt tokens once, %zu tokens generated in %.2f s, %.2f tok/s\n",
                f.parallel, prompt_tokens, generated, seconds,
                seconds > 0 ? static_cast<double>(generated) / seconds : 0.0);
+  return generated;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -256,9 +257,7 @@ void run_parallel(const RunFlags& f, exec::Session& session, std::span<const int
   const auto start = std::chrono::steady_clock::now();
   const std::vector<std::vector<int32_t>> all =
       generate_parallel(session, sampling_params(f.sampling), prompt, f.parallel, gen);
-  print_continuations(f, all, prompt.size(), seconds_since(start), tokenizer);
-  size_t generated = 0;
-  for (const auto& c : all) generated += c.size();
+  const size_t generated = print_continuations(f, all, prompt.size(), seconds_since(start), tokenizer);
   print_memory_stats(session, static_cast<int64_t>(prompt.size() + generated));
   report_numerical_mode(session);
 }

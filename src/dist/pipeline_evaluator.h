@@ -36,13 +36,13 @@ class PipelineEvaluator final : public exec::BatchEvaluator {
   void drop(exec::SequenceId id) override;
   void rewind(exec::SequenceId id, int64_t position) override;
 
-  int64_t vocab() const override { return stage().vocab(); }
-  int64_t chunk() const override { return stage().chunk(); }
-  int64_t max_ctx() const override { return stage().max_ctx(); }
-  int64_t logits_rows() const override { return stage().scheduler().logits_rows(); }
+  int64_t vocab() const override { return local_.vocab(); }
+  int64_t chunk() const override { return local_.chunk(); }
+  int64_t max_ctx() const override { return local_.max_ctx(); }
+  int64_t logits_rows() const override { return local_.logits_rows(); }
   // Rank 0's KV (its layers'); the other ranks hold theirs alike.
-  uint64_t kv_bytes() const override;
-  uint64_t kv_page_bytes() const override;
+  uint64_t kv_bytes() const override { return local_.kv_bytes(); }
+  uint64_t kv_page_bytes() const override { return local_.kv_page_bytes(); }
 
   // Ends the other ranks' loops; idempotent.
   void stop();
@@ -52,6 +52,7 @@ class PipelineEvaluator final : public exec::BatchEvaluator {
   void send_operation(FrameKind kind, exec::SequenceId id, int64_t position);
 
   PipelineRank& rank_;
+  exec::SessionEvaluator local_;  // rank 0's stage: its sequences and layers
   StageStep step_;
   std::deque<size_t> in_flight_;  // the entries of each step submitted, oldest first
   std::vector<float> logits_;
