@@ -15,12 +15,16 @@
 namespace synapse::cpu {
 
 // One worker thread of the process-wide set. A caller hands it a share by
-// filling the task fields and bumping `ticket`; the worker answers by
-// setting `done` to that ticket. Everything a worker touches after a share
-// lives here, never on the caller's stack, so a caller may return as soon as
-// it sees `done`.
+// filling the task fields and bumping `ticket`; whoever first moves
+// `claimed` up to that ticket runs the share: the worker, or the caller when
+// it finished its own share before the worker started (a worker asleep or
+// descheduled on a busy machine would otherwise hold up every op). The
+// worker answers each ticket by setting `done` to it. Everything a worker
+// touches after a share lives here, never on the caller's stack, so a caller
+// may return as soon as it sees `done` or ran the share itself.
 struct alignas(64) SharedWorker {
   std::atomic<uint64_t> ticket{0};  // ~0 stops the worker
+  std::atomic<uint64_t> claimed{0};
   std::atomic<uint64_t> done{0};
   std::atomic<bool> sleeping{false};         // the worker waits on ticket
   std::atomic<bool> caller_sleeping{false};  // the caller waits on done
@@ -38,6 +42,17 @@ constexpr uint64_t kStop = ~uint64_t{0};
 // the gap between ops of one step, short enough not to burn a core between
 // requests.
 constexpr int kSpins = 1 << 14;
+// Every this many spins the thread yields its CPU: on a machine with more
+// runnable threads than CPUs, the thread it waits for may be queued behind it.
+constexpr int kSpinsPerYield = 64;
+
+// True when the caller moved `claimed` up to `ticket` and so owns that share.
+bool claim(std::atomic<uint64_t>& claimed, uint64_t ticket) {
+  uint64_t seen = claimed.load(std::memory_order_acquire);
+  while (seen < ticket)
+    if (claimed.compare_exchange_weak(seen, ticket, std::memory_order_acq_rel)) return true;
+  return false;
+}
 
 // Waits until `flag` differs from `old`: spins, then sleeps on the futex,
 // announcing the sleep in `sleeping` (the other side notifies only then).
@@ -47,7 +62,10 @@ T wait_for_change(std::atomic<T>& flag, T old, std::atomic<bool>& sleeping) {
     const T now = flag.load(std::memory_order_acquire);
     if (now != old) return now;
     if (spin < kSpins) {
-      SYNAPSE_CPU_RELAX();
+      if (spin % kSpinsPerYield == kSpinsPerYield - 1)
+        std::this_thread::yield();
+      else
+        SYNAPSE_CPU_RELAX();
       continue;
     }
     sleeping.store(true);
@@ -61,7 +79,9 @@ void serve(SharedWorker& w) {
   for (;;) {
     seen = wait_for_change(w.ticket, seen, w.sleeping);
     if (seen == kStop) return;
-    w.fn(w.context, w.share, w.workers);
+    // A ticket the caller claimed is answered without reading the task
+    // fields: a later caller may be filling them.
+    if (claim(w.claimed, seen)) w.fn(w.context, w.share, w.workers);
     w.done.store(seen);
     if (w.caller_sleeping.load()) w.done.notify_one();
   }
@@ -127,6 +147,7 @@ class WorkerSet {
 
 ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {
   leased_.resize(static_cast<size_t>(threads_ - 1));
+  ran_here_.resize(static_cast<size_t>(threads_ - 1));
   WorkerSet::instance().grow(threads_ - 1);
 }
 
@@ -152,11 +173,19 @@ void ThreadPool::run_erased(Erased fn, void* context) {
   fn(context, 0, threads_);
   // Shares whose worker another team holds run here.
   for (int share = helpers + 1; share < threads_; ++share) fn(context, share, threads_);
+  // Shares no worker has started yet run here too.
   for (int i = 0; i < helpers; ++i) {
     SharedWorker& w = *leased_[static_cast<size_t>(i)];
+    ran_here_[static_cast<size_t>(i)] = claim(w.claimed, w.ticket.load(std::memory_order_relaxed));
+    if (ran_here_[static_cast<size_t>(i)]) fn(context, i + 1, threads_);
+  }
+  for (int i = 0; i < helpers; ++i) {
+    if (ran_here_[static_cast<size_t>(i)]) continue;
+    SharedWorker& w = *leased_[static_cast<size_t>(i)];
     const uint64_t ticket = w.ticket.load(std::memory_order_relaxed);
-    const uint64_t done = w.done.load(std::memory_order_acquire);
-    if (done != ticket) wait_for_change(w.done, done, w.caller_sleeping);  // done moves once: to ticket
+    // done rises through the tickets the worker skipped to this one.
+    for (uint64_t done = w.done.load(std::memory_order_acquire); done != ticket;)
+      done = wait_for_change(w.done, done, w.caller_sleeping);
   }
   set.give_back(leased_.data(), helpers);
 }

@@ -5,13 +5,15 @@
 // Every ThreadPool of the process draws its helpers from one process-wide
 // set of worker threads, grown to the largest team asked for: sessions with
 // different thread counts share the threads instead of each starting (and
-// pinning) its own. A run leases the idle workers it needs; when another
-// team holds some of them, the caller runs their shares itself, so a task
-// sees the same (worker, workers) indices and computes the same results
-// either way. Workers are not pinned (the scheduler places them where the
-// CPUs are free); they spin briefly between tasks (ops follow each other
-// within microseconds during a decode step) and then sleep on a futex. A
-// run allocates nothing and makes no system call while workers are spinning.
+// pinning) its own. A run leases the idle workers it needs. When another
+// team holds some of them, or a leased worker has not started its share by
+// the time the caller finished its own (asleep, or descheduled on a busy
+// machine), the caller runs those shares itself, so a task sees the same
+// (worker, workers) indices and computes the same results either way.
+// Workers are not pinned (the scheduler places them where the CPUs are
+// free); they spin briefly between tasks (ops follow each other within
+// microseconds during a decode step), yielding now and then to threads
+// queued behind them, and then sleep on a futex. A run allocates nothing.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +53,7 @@ class ThreadPool {
   int threads_;
   std::mutex run_mutex_;
   std::vector<SharedWorker*> leased_;  // a run's helpers; sized once: a run allocates nothing
+  std::vector<char> ran_here_;         // which helpers' shares the caller claimed
 };
 
 // Worker threads the process-wide set has started (for tests).

@@ -91,6 +91,26 @@ TEST(CpuThreadPool, PoolsRunAtOnceAndEveryShareRunsOnce) {
   EXPECT_EQ(b, std::vector<int>(3, kRounds));
 }
 
+TEST(CpuThreadPool, TheCallerRunsSharesOfWorkersNotYetAwakeAndEachShareRunsOnce) {
+  // Workers asleep when a run starts take far longer to wake than the
+  // caller's empty share takes: the caller runs their shares instead of
+  // waiting. Whoever runs a share, it runs once.
+  constexpr int kRounds = 100;
+  ThreadPool pool(4);
+  std::vector<std::atomic<int>> runs(4);
+  std::atomic<int> on_caller{0};
+  const std::thread::id caller = std::this_thread::get_id();
+  for (int round = 0; round < kRounds; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the workers go to sleep
+    pool.run([&](int worker, int) {
+      runs[static_cast<size_t>(worker)].fetch_add(1);
+      if (worker > 0 && std::this_thread::get_id() == caller) on_caller.fetch_add(1);
+    });
+  }
+  for (auto& count : runs) EXPECT_EQ(count.load(), kRounds);
+  EXPECT_GT(on_caller.load(), 0);
+}
+
 TEST(CpuSplitRange, SharesCoverEveryItemOnceInGrainMultiples) {
   for (int64_t n : {0, 1, 7, 64, 1000, 4865})
     for (int workers : {1, 2, 3, 8})
