@@ -179,7 +179,7 @@ DotKernel find_kquant_dot_kernel(Encoding encoding, CpuTarget target) {
   const kquant::Panels* panels = vnni ? &kquant::kVnniPanels : nullptr;
   const kquant::Matvecs* matvecs = vnni ? &kquant::kVnniMatvecs : nullptr;
   const auto kernel = [&](DotTile tile, DotTile panel, DotRows matvec) {
-    DotKernel k{ActivationFormat::Q8K, tile, panel};
+    DotKernel k{.activation = ActivationFormat::Q8K, .tile = tile, .panel = panel};
     if (matvecs) {
       k.matvec = matvec;
       k.matvec_rows = matvecs->rows;

@@ -113,7 +113,7 @@ constexpr int kQ4_0PanelMinTokens = 2;
 DotKernel find_legacy_dot_kernel(Encoding encoding, CpuTarget target) {
   const DotTile tile = tile_for(encoding, target);
   if (!tile) return {};
-  DotKernel kernel{ActivationFormat::Q8, tile};
+  DotKernel kernel{.activation = ActivationFormat::Q8, .tile = tile};
   // Q5_0 (the fallback of k-quant files for rows that are not whole
   // super-blocks) has tiles only.
   // Q4_0's panel takes steps of 8 tokens (it starts at 2); Q8_0 and Q5_0 take

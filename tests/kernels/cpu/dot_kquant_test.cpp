@@ -178,6 +178,15 @@ TEST(DotKquantTile, VnniQ4KAndQ5KTilesHaveTheBitsOfTheScalarTile) {
 // Rows past a 32-row panel, token counts past its micro-kernel's groups,
 // super-blocks past a repacked chunk: every pair has the tile's bits.
 TEST_P(DotKquantPanel, EveryPairHasTheBitsOfTheTileAndNothingElseIsWritten) {
+  // The AVX-512 VNNI target has a panel for each of these, and no wide tile
+  // (a panel in the wide tile's place repacked its rows every 8 tokens).
+  if (GetParam() == CpuTarget::Avx512Vnni) {
+    for (Encoding encoding : {Encoding::Q4_K, Encoding::Q6_K}) {
+      const DotKernel kernel = find_dot_kernel(encoding, GetParam());
+      ASSERT_TRUE(kernel.panel) << encoding_info(encoding).name;
+      EXPECT_FALSE(kernel.wide_tile) << encoding_info(encoding).name;
+    }
+  }
   for (int rows : {1, 5, 16, 17, 32})
     for (int tokens : {1, 3, 4, 7, 16, 21})
       for (int64_t n : {int64_t{256}, int64_t{1280}})

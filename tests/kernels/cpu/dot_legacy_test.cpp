@@ -90,6 +90,10 @@ TEST_P(DotLegacyTile, WritesOnlyItsRowsAndTokens) {
 // past its 16-block chunks.
 TEST_P(DotLegacyPanel, EveryPairHasTheBitsOfTheTileAndNothingElseIsWritten) {
   for (Encoding encoding : kFastEncodings) {
+    // The AVX-512 VNNI target has a panel for each of these.
+    if (GetParam() == CpuTarget::Avx512Vnni) {
+      ASSERT_TRUE(find_dot_kernel(encoding, GetParam()).panel) << encoding_info(encoding).name;
+    }
     for (auto [rows, tokens] : {std::pair{32, 6}, {1, 1}, {7, 13}, {17, 5}, {29, 20}})
       for (int64_t n : {64, 32 * 19})
         dot_test::expect_panel_matches_tile(encoding, GetParam(), rows, tokens, n);
