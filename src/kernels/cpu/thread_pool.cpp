@@ -46,7 +46,8 @@ constexpr int kSpins = 1 << 14;
 // runnable threads than CPUs, the thread it waits for may be queued behind it.
 constexpr int kSpinsPerYield = 64;
 
-// True when the caller moved `claimed` up to `ticket` and so owns that share.
+// True when this thread (the worker or its caller) moved `claimed` up to
+// `ticket`, and so owns that share.
 bool claim(std::atomic<uint64_t>& claimed, uint64_t ticket) {
   uint64_t seen = claimed.load(std::memory_order_acquire);
   while (seen < ticket)
