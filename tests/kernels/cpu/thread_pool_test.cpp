@@ -95,13 +95,13 @@ TEST(CpuThreadPool, TheCallerRunsSharesOfWorkersNotYetAwakeAndEachShareRunsOnce)
   // Workers asleep when a run starts take far longer to wake than the
   // caller's empty share takes: the caller runs their shares instead of
   // waiting. Whoever runs a share, it runs once.
-  constexpr int kRounds = 100;
+  constexpr int kRounds = 60;
   ThreadPool pool(4);
   std::vector<std::atomic<int>> runs(4);
   std::atomic<int> on_caller{0};
   const std::thread::id caller = std::this_thread::get_id();
   for (int round = 0; round < kRounds; ++round) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the workers go to sleep
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the workers go to sleep
     pool.run([&](int worker, int) {
       runs[static_cast<size_t>(worker)].fetch_add(1);
       if (worker > 0 && std::this_thread::get_id() == caller) on_caller.fetch_add(1);
