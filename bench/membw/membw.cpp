@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -22,25 +23,39 @@ namespace {
 
 constexpr size_t kAlign = size_t{2} << 20;  // 2 MiB, so THP can back the buffer
 
-// Four independent sums so the loads are not serialized on one add chain;
-// -O3 vectorizes the loop.
-#define SYNAPSE_SUM_BODY                                         \
-  uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;                       \
-  for (size_t i = 0; i + 4 <= n; i += 4) {                       \
-    s0 += p[i];                                                  \
-    s1 += p[i + 1];                                              \
-    s2 += p[i + 2];                                              \
-    s3 += p[i + 3];                                              \
-  }                                                              \
-  return s0 + s1 + s2 + s3;
+// Eight independent vector sums, eight vectors a loop: few instructions
+// per byte, so the out-of-order window holds many lines' loads at once.
+// One core's bandwidth is bounded by the loads it keeps in flight: a loop
+// of one 32-byte add per iteration read 30 GB/s from a Zen 5 core that
+// reads 38-40 GB/s so. The tail (under eight vectors) is summed word by
+// word. memcpy loads: the buffer holds words, not vectors.
+#define SYNAPSE_SUM_BODY(kVectorBytes)                                           \
+  typedef uint64_t Vector __attribute__((vector_size(kVectorBytes)));            \
+  constexpr size_t kWords = kVectorBytes / sizeof(uint64_t);                     \
+  Vector acc[8] = {};                                                            \
+  size_t i = 0;                                                                  \
+  for (; i + 8 * kWords <= n; i += 8 * kWords) {                                 \
+    for (int v = 0; v < 8; ++v) {                                                \
+      Vector x;                                                                  \
+      std::memcpy(&x, p + i + v * kWords, sizeof(x));                            \
+      acc[v] += x;                                                               \
+    }                                                                            \
+  }                                                                              \
+  uint64_t total = 0;                                                            \
+  for (int v = 0; v < 8; ++v)                                                    \
+    for (size_t w = 0; w < kWords; ++w) total += acc[v][w];                      \
+  for (; i < n; ++i) total += p[i];                                              \
+  return total;
 
-__attribute__((target("avx2"))) uint64_t sum_words_avx2(const uint64_t* p, size_t n) { SYNAPSE_SUM_BODY }
-uint64_t sum_words_baseline(const uint64_t* p, size_t n) { SYNAPSE_SUM_BODY }
+__attribute__((target("avx512f"))) uint64_t sum_words_avx512(const uint64_t* p, size_t n) { SYNAPSE_SUM_BODY(64) }
+__attribute__((target("avx2"))) uint64_t sum_words_avx2(const uint64_t* p, size_t n) { SYNAPSE_SUM_BODY(32) }
+uint64_t sum_words_baseline(const uint64_t* p, size_t n) { SYNAPSE_SUM_BODY(16) }
 #undef SYNAPSE_SUM_BODY
 
 uint64_t sum_words(const uint64_t* p, size_t n) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  return avx2 ? sum_words_avx2(p, n) : sum_words_baseline(p, n);
+  return avx512 ? sum_words_avx512(p, n) : avx2 ? sum_words_avx2(p, n) : sum_words_baseline(p, n);
 }
 
 // "1G", "512M", "64K", "1GiB", or bytes.
