@@ -26,8 +26,8 @@ constexpr size_t kAlign = size_t{2} << 20;  // 2 MiB, so THP can back the buffer
 // Eight independent vector sums, eight vectors a loop: few instructions
 // per byte, so the out-of-order window holds many lines' loads at once.
 // One core's bandwidth is bounded by the loads it keeps in flight: a loop
-// of one 32-byte add per iteration read 30 GB/s from a Zen 5 core that
-// reads 38-40 GB/s so. The tail (under eight vectors) is summed word by
+// of one 32-byte add per iteration read 27-30 GB/s from a Zen 5 core
+// where this loop reads 35-37. The tail (under eight vectors) is summed word by
 // word. memcpy loads: the buffer holds words, not vectors.
 #define SYNAPSE_SUM_BODY(kVectorBytes)                                           \
   typedef uint64_t Vector __attribute__((vector_size(kVectorBytes)));            \

@@ -100,9 +100,9 @@ struct Constants {
   __m512i scale_offsets;
   explicit Constants(uint64_t w_stride) {
     alignas(64) int32_t o[16];
-    for (int r = 0; r < 8; ++r) {
+    for (int r = 0; r < kPassRows; ++r) {
       o[r] = static_cast<int32_t>(r * w_stride);
-      o[8 + r] = static_cast<int32_t>(r * w_stride + kQ8_0BlockBytes);
+      o[kPassRows + r] = static_cast<int32_t>(r * w_stride + kQ8_0BlockBytes);
     }
     scale_offsets = _mm512_load_si512(o);
   }
@@ -161,7 +161,9 @@ __m256 pass(const uint8_t* row, uint64_t w_stride, const StepActivations* act, i
 // y[r] = dot(row r, x) for r < rows, a multiple of kPassRows (the caller
 // takes the rest through the tiles).
 void matvec_q8_0(const uint8_t* w, uint64_t w_stride, int64_t rows, const uint8_t* x, int64_t n, float* y) {
-  if (kPassRows * w_stride > INT32_MAX) {  // beyond the gather's offsets: no real model's rows are so long
+  // Rows so far apart that a pass spans 2 GiB (no real model's) are beyond
+  // the gather's int32 offsets: they go through the tile.
+  if (kPassRows * w_stride > INT32_MAX) {
     for (int64_t r = 0; r < rows; r += kMaxTileRows)
       kVnniTiles.q8_0(w + r * w_stride, w_stride, kMaxTileRows, x, 0, 1, n, y + r, rows);
     return;

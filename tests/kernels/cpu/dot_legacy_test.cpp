@@ -4,7 +4,10 @@
 // computes it).
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <random>
 #include <utility>
@@ -124,6 +127,39 @@ TEST_P(DotLegacyMatvec, EveryRowHasTheBitsOfTheTile) {
       for (int64_t n : {32, 64, 32 * 4, 32 * 6, 32 * 19, 32 * 513, 32 * 1024})
         dot_test::expect_matvec_matches_tile(encoding, GetParam(), rows, n);
   }
+}
+
+// Rows 300 MiB apart (a pass spans more than the gather's int32 offsets
+// reach): a reserved, mostly untouched mapping holds them.
+TEST_P(DotLegacyMatvec, RowsFartherApartThanTheGatherReachesHaveTheBitsOfTheTile) {
+  constexpr int64_t kRows = 8, kCols = 96;
+  constexpr uint64_t kStride = uint64_t{300} << 20;
+  void* mapped = ::mmap(nullptr, kRows * kStride, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                        -1, 0);
+  ASSERT_NE(mapped, MAP_FAILED);
+  auto* w = static_cast<uint8_t*>(mapped);
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> values(kCols);
+  std::vector<uint8_t> x(activation_row_bytes(ActivationFormat::Q8, kCols));
+  for (float& v : values) v = uniform(rng);
+  quantize_activation_row(ActivationFormat::Q8, values.data(), kCols, x.data());
+  for (Encoding encoding : kFastEncodings) {
+    const DotKernel kernel = find_dot_kernel(encoding, GetParam());
+    if (!kernel.matvec) continue;
+    for (int64_t r = 0; r < kRows; ++r) {
+      for (float& v : values) v = uniform(rng);
+      quantize_row(encoding, values.data(), w + r * kStride, kCols);
+    }
+    std::vector<float> y(kRows);
+    kernel.matvec(w, kStride, kRows, x.data(), kCols, y.data());
+    for (int64_t r = 0; r < kRows; ++r) {
+      float single = 0.0f;
+      kernel.tile(w + r * kStride, kStride, 1, x.data(), 0, 1, kCols, &single, 1);
+      EXPECT_EQ(std::bit_cast<uint32_t>(y[r]), std::bit_cast<uint32_t>(single)) << encoding_info(encoding).name << " row " << r;
+    }
+  }
+  ::munmap(mapped, kRows * kStride);
 }
 
 TEST_P(DotLegacyTile, LeavesTheOutputAloneForShapesBeyondTheTile) {
