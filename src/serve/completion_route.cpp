@@ -54,6 +54,20 @@ std::pair<int, std::string> failure(const Job& job, const ServerOptions& options
 
 bool finished_normally(FinishReason reason) { return reason == FinishReason::Stop || reason == FinishReason::Length; }
 
+// Counts a stream from before its job is submitted until its response is
+// destroyed, so that a stop() ending the job waits for its final event
+// (counted only after submit, a job ended before the count would lose it).
+class StreamInFlight {
+ public:
+  explicit StreamInFlight(std::atomic<int>& count) : count_(count) { ++count_; }
+  ~StreamInFlight() { --count_; }
+  StreamInFlight(const StreamInFlight&) = delete;
+  StreamInFlight& operator=(const StreamInFlight&) = delete;
+
+ private:
+  std::atomic<int>& count_;
+};
+
 }  // namespace
 
 void answer_completion(const httplib::Request& req, httplib::Response& res, Endpoint endpoint,
@@ -68,6 +82,7 @@ void answer_completion(const httplib::Request& req, httplib::Response& res, Endp
   job_request.logprobs = request->logprobs;
   job_request.top_logprobs = request->top_logprobs;
   job_request.deadline = Clock::now() + std::chrono::seconds(options.timeout_seconds);
+  auto stream_in_flight = request->stream ? std::make_shared<StreamInFlight>(in_flight) : nullptr;
   std::shared_ptr<Job> job = model.engine->submit(std::move(job_request));
   if (!job) throw RequestError(429, "", "every slot is busy and the queue is full; retry later");
   auto writer = std::make_shared<CompletionWriter>(*request, *model.tokenizer, model.name, model.numerical_mode);
@@ -86,7 +101,6 @@ void answer_completion(const httplib::Request& req, httplib::Response& res, Endp
     return;
   }
 
-  ++in_flight;
   res.set_header("Cache-Control", "no-cache");
   res.set_chunked_content_provider(
       "text/event-stream",
@@ -122,7 +136,7 @@ void answer_completion(const httplib::Request& req, httplib::Response& res, Endp
         sink.done();
         return true;
       },
-      [&in_flight](bool) { --in_flight; });
+      [stream_in_flight](bool) mutable { stream_in_flight.reset(); });
 }
 
 }  // namespace synapse::serve

@@ -288,7 +288,7 @@ TEST(HttpServer, StoppingEndsARunningStreamWithAFinalEvent) {
     };
     client.send(req);
   });
-  for (int i = 0; i < 500 && s.server.metrics().generated_tokens.load() == 0; ++i)
+  for (int i = 0; i < 6000 && s.server.metrics().generated_tokens.load() == 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   s.server.stop();
   reader.join();
