@@ -147,8 +147,7 @@ template <bool kLone>
 // Eight rows from `row` against steps [0, steps) of act, the last one a
 // lone block when `lone_last`; acc carries the rows' sums across chunks.
 __m256 pass(const uint8_t* row, uint64_t w_stride, const StepActivations* act, int64_t steps, bool lone_last,
-            __m256 acc, const Constants& c) {
-  const NextPassPrefetch prefetch(row, w_stride, kPassRows, steps);
+            __m256 acc, const Constants& c, const NextPassPrefetch& prefetch) {
   const int64_t full = lone_last ? steps - 1 : steps;
   for (int64_t s = 0; s < full; ++s) {
     prefetch.step(s);
@@ -169,6 +168,7 @@ void matvec_q8_0(const uint8_t* w, uint64_t w_stride, int64_t rows, const uint8_
     return;
   }
   const Constants c(w_stride);
+  const uint8_t* end = w + rows * w_stride;
   const int64_t blocks = n / kBlockElems;
   const int64_t steps = (blocks + 1) / 2;
   alignas(64) StepActivations act[kChunkSteps];
@@ -177,8 +177,10 @@ void matvec_q8_0(const uint8_t* w, uint64_t w_stride, int64_t rows, const uint8_
     const bool lone_last = s0 + count == steps && blocks % 2 == 1;
     prepare(x, blocks, s0, count, act);
     for (int64_t r = 0; r + kPassRows <= rows; r += kPassRows) {
+      const uint8_t* row = w + r * w_stride + s0 * kPairBytes;
+      const NextPassPrefetch prefetch(row, w_stride, kPassRows, count, end, r == 0);
       const __m256 acc = s0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(y + r);
-      _mm256_storeu_ps(y + r, pass(w + r * w_stride + s0 * kPairBytes, w_stride, act, count, lone_last, acc, c));
+      _mm256_storeu_ps(y + r, pass(row, w_stride, act, count, lone_last, acc, c, prefetch));
     }
   }
 }
@@ -289,8 +291,7 @@ template <int kBlocks>
 // Eight rows from `row` against steps [0, steps) of act, the last one of
 // last_blocks blocks; acc carries the rows' sums across chunks.
 __m256 quad_pass(const uint8_t* row, uint64_t w_stride, const QuadActivations* act, int64_t steps, int last_blocks,
-                 __m256 acc, const QuadConstants& c) {
-  const NextPassPrefetch prefetch(row, w_stride, kPassRows, steps);
+                 __m256 acc, const QuadConstants& c, const NextPassPrefetch& prefetch) {
   const int64_t full = last_blocks == 4 ? steps : steps - 1;
   for (int64_t s = 0; s < full; ++s) {
     prefetch.step(s);
@@ -307,6 +308,7 @@ __m256 quad_pass(const uint8_t* row, uint64_t w_stride, const QuadActivations* a
 
 void matvec_q4_0(const uint8_t* w, uint64_t w_stride, int64_t rows, const uint8_t* x, int64_t n, float* y) {
   const QuadConstants c;
+  const uint8_t* end = w + rows * w_stride;
   const int64_t blocks = n / kBlockElems;
   const int64_t steps = (blocks + 3) / 4;
   alignas(64) QuadActivations act[kQuadChunkSteps];
@@ -315,8 +317,10 @@ void matvec_q4_0(const uint8_t* w, uint64_t w_stride, int64_t rows, const uint8_
     const int last_blocks = s0 + count == steps && blocks % 4 != 0 ? static_cast<int>(blocks % 4) : 4;
     prepare_quads(x, blocks, s0, count, act);
     for (int64_t r = 0; r + kPassRows <= rows; r += kPassRows) {
+      const uint8_t* row = w + r * w_stride + s0 * kQuadBytes;
+      const NextPassPrefetch prefetch(row, w_stride, kPassRows, count, end, r == 0);
       const __m256 acc = s0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(y + r);
-      _mm256_storeu_ps(y + r, quad_pass(w + r * w_stride + s0 * kQuadBytes, w_stride, act, count, last_blocks, acc, c));
+      _mm256_storeu_ps(y + r, quad_pass(row, w_stride, act, count, last_blocks, acc, c, prefetch));
     }
   }
 }

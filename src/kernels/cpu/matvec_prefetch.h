@@ -18,6 +18,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace synapse::cpu {
@@ -27,10 +28,19 @@ class NextPassPrefetch {
  public:
   static constexpr int kPassesAhead = 4;
 
-  // A pass of pass_rows rows from `pass` (stride w_stride) in `steps` steps.
-  NextPassPrefetch(const uint8_t* pass, uint64_t w_stride, int pass_rows, int64_t steps)
-      : next_(reinterpret_cast<const char*>(pass + kPassesAhead * pass_rows * w_stride)),
-        per_step_(steps > 0 ? (pass_rows * w_stride + steps - 1) / steps : 0) {}
+  // A pass of pass_rows rows from `pass` (stride w_stride) in `steps` steps,
+  // in a matrix whose bytes end at `end`. The first pass of a walk
+  // (`first`) requests the next kPassesAhead passes, so that the window is
+  // full from the second pass on; nothing past `end` is requested (the
+  // bytes after a matrix, another expert's, are seldom read next).
+  NextPassPrefetch(const uint8_t* pass, uint64_t w_stride, int pass_rows, int64_t steps, const uint8_t* end,
+                   bool first) {
+    const uint64_t pass_bytes = pass_rows * w_stride;
+    const uint8_t* from = pass + (first ? 1 : kPassesAhead) * pass_bytes;
+    const uint8_t* to = std::min(pass + (kPassesAhead + 1) * pass_bytes, end);
+    next_ = reinterpret_cast<const char*>(from);
+    per_step_ = steps > 0 && from < to ? (static_cast<uint64_t>(to - from) + steps - 1) / steps : 0;
+  }
 
   // Step s's share. A prefetch never faults, even past the matrix's end.
   void step(int64_t s) const {
