@@ -41,7 +41,10 @@ TestRate synapse_rate(const nlohmann::json& line) {
   std::string test = n_prompt > 0 ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(line.at("n_gen").get<int>());
   if (n_depth > 0) test += " @ d" + std::to_string(n_depth);
   TestRate rate{test, line.at("avg_ts").get<double>()};
-  if (n_prompt == 0) rate.decode_weight_bytes = line.value("decode_weight_bytes", uint64_t{0});
+  if (n_prompt == 0) {
+    rate.decode_weight_bytes = line.value("decode_weight_bytes", uint64_t{0});
+    rate.huge_page_share = line.value("weights_in_2m_pages", -1.0);
+  }
   return rate;
 }
 

@@ -6,7 +6,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 
 #include "synapse/error.h"
 
@@ -85,6 +88,26 @@ void MappedFile::set_readahead(bool on) const {
   void* p = const_cast<uint8_t*>(data_);
   ::madvise(p, size_, on ? MADV_NORMAL : MADV_RANDOM);
   ::madvise(p, size_, on ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+}
+
+uint64_t smaps_huge_page_bytes(std::istream& smaps, uintptr_t begin, uintptr_t end) {
+  bool inside = false;  // the lines that follow belong to a mapping overlapping [begin, end)
+  uint64_t bytes = 0;
+  for (std::string line; std::getline(smaps, line);) {
+    uintptr_t from = 0, to = 0;
+    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " ", &from, &to) == 2) {
+      inside = from < end && to > begin;
+    } else if (unsigned long long kib = 0; inside && std::sscanf(line.c_str(), "FilePmdMapped: %llu kB", &kib) == 1) {
+      bytes += kib * 1024;
+    }
+  }
+  return bytes;
+}
+
+uint64_t MappedFile::bytes_in_huge_pages() const {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto begin = reinterpret_cast<uintptr_t>(data_);
+  return smaps_huge_page_bytes(smaps, begin, begin + size_);
 }
 
 MappedFile::~MappedFile() {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <iosfwd>
 #include <memory>
 #include <span>
 #include <string>
@@ -30,6 +31,11 @@ class MappedFile {
   // readahead each would read megabytes of the file around it, memory a
   // paged session's budget does not have.
   void set_readahead(bool on) const;
+  // Bytes of the mapping the kernel maps in 2 MiB pages now (whole huge
+  // page-cache folios; the rest is in 4 KiB pages or not resident), from
+  // /proc/self/smaps; 0 where that cannot be read. Decode streams every
+  // weight, so this share moves its speed (see set_readahead).
+  uint64_t bytes_in_huge_pages() const;
 
  private:
   MappedFile(int fd, std::string path);  // maps fd (closing it) or throws Io naming path
@@ -38,5 +44,9 @@ class MappedFile {
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
 };
+
+// The FilePmdMapped bytes that a /proc/PID/smaps text gives the mappings
+// overlapping [begin, end) (MappedFile::bytes_in_huge_pages reads its own).
+uint64_t smaps_huge_page_bytes(std::istream& smaps, uintptr_t begin, uintptr_t end);
 
 }  // namespace synapse

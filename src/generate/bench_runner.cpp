@@ -139,6 +139,12 @@ uint64_t decode_weight_bytes(exec::Session& session) {
 BenchModel describe_model(const Model& model, const std::string& filename, exec::Session& session) {
   BenchModel m = describe_weights(model, filename);
   m.decode_bytes = decode_weight_bytes(session);
+  uint64_t huge = 0, mapped = 0;
+  for (const auto& file : model.files) {
+    huge += file->bytes_in_huge_pages();
+    mapped += file->bytes().size();
+  }
+  if (mapped > 0) m.huge_page_share = static_cast<double>(huge) / static_cast<double>(mapped);
   const exec::LayerDrop& drop = session.scheduler().layer_drop();
   m.numerical_mode = drop.numerical_mode();
   m.dropped_layers = drop.layers;
@@ -216,6 +222,7 @@ nlohmann::json bench_json(const BenchModel& model, int threads, const BenchResul
       {"stddev_ns", static_cast<uint64_t>(std::llround(r.stddev_ns()))},
       {"avg_ts", r.avg_ts()},
       {"decode_weight_bytes", model.decode_bytes},
+      {"weights_in_2m_pages", model.huge_page_share},
       {"numerical_mode", model.numerical_mode},
       {"dropped_layers", model.dropped_layers},
       {"stddev_ts", r.stddev_ts()},
@@ -223,6 +230,7 @@ nlohmann::json bench_json(const BenchModel& model, int threads, const BenchResul
       {"samples_ts", r.samples_ts()},
   };
   if (model.decode_bytes == 0) record.erase("decode_weight_bytes");
+  if (model.huge_page_share < 0) record.erase("weights_in_2m_pages");
   return record;
 }
 

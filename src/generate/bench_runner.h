@@ -57,6 +57,9 @@ struct BenchModel {
   // Weight bytes one decode step reads (decode_weight_bytes below); 0:
   // not measured (left out of the JSON).
   uint64_t decode_bytes = 0;
+  // The share of the weight files mapped in 2 MiB pages after that step;
+  // negative: not measured (left out of the JSON).
+  double huge_page_share = -1;
   // "EquivalentNumerics", or "QualityBounded" with dropped layers.
   std::string numerical_mode = "EquivalentNumerics";
   std::vector<uint32_t> dropped_layers;

@@ -44,13 +44,16 @@ TEST(BenchRunEngines, ReadsEachEnginesLines) {
   const std::vector<TestRate> synapse =
       parse_engine_output(Engine::Synapse,
                           "{\"avg_ts\":100.5,\"decode_weight_bytes\":0,\"n_gen\":0,\"n_prompt\":16}\n"
-                          "{\"avg_ts\":50.25,\"decode_weight_bytes\":1234,\"n_gen\":8,\"n_prompt\":0}\n",
+                          "{\"avg_ts\":50.25,\"decode_weight_bytes\":1234,\"n_gen\":8,\"n_prompt\":0,"
+                          "\"weights_in_2m_pages\":0.75}\n",
                           tiny_case());
   ASSERT_EQ(synapse.size(), 2u);
   EXPECT_EQ(synapse[0].test, "pp16");
   EXPECT_DOUBLE_EQ(synapse[0].tps, 100.5);
   EXPECT_EQ(synapse[1].test, "tg8");
   EXPECT_EQ(synapse[1].decode_weight_bytes, 1234u);
+  EXPECT_DOUBLE_EQ(synapse[1].huge_page_share, 0.75);
+  EXPECT_LT(synapse[0].huge_page_share, 0);  // not reported: unknown
 
   const std::vector<TestRate> peer = parse_engine_output(
       Engine::LlamaCpp, "{\"median_tps\":90,\"test\":\"pp16\"}\nnot json\n{\"median_tps\":40,\"test\":\"tg8\"}\n",

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <sstream>
 #include <vector>
 
 namespace synapse {
@@ -57,6 +58,38 @@ TEST(MappedFile, AFaultWithReadaheadOffReadsOnlyAroundItsPage) {
   const volatile uint8_t touched = file.bytes()[kFileBytes / 2 + 100];
   (void)touched;
   EXPECT_LE(resident_pages(file), 16u);
+}
+
+TEST(MappedFile, HugePageBytesCountOnlyTheMappingsOverlappingTheRange) {
+  const std::string smaps =
+      "00400000-00600000 r--s 00000000 fe:00 1     /other\n"
+      "Size:               2048 kB\n"
+      "FilePmdMapped:      2048 kB\n"
+      "7f0000000000-7f0000400000 r--s 00000000 fe:00 2     /model.gguf\n"
+      "Size:               4096 kB\n"
+      "AnonHugePages:         0 kB\n"
+      "FilePmdMapped:      2048 kB\n"
+      "VmFlags: rd mr me ms hg\n"
+      "7f0000400000-7f0000600000 r--s 00400000 fe:00 2     /model.gguf\n"
+      "FilePmdMapped:      2048 kB\n";
+  const auto bytes = [&](uintptr_t begin, uintptr_t end) {
+    std::istringstream in(smaps);
+    return smaps_huge_page_bytes(in, begin, end);
+  };
+  EXPECT_EQ(bytes(0x7f0000000000, 0x7f0000600000), 4u << 20);
+  EXPECT_EQ(bytes(0x7f0000100000, 0x7f0000200000), 2u << 20);
+  EXPECT_EQ(bytes(0x00500000, 0x7f0000000000), 2u << 20);  // ends where the model's mapping starts
+  EXPECT_EQ(bytes(0x1000, 0x2000), 0u);
+}
+
+TEST(MappedFile, ItsHugePageBytesAreAtMostItsSize) {
+  const DiskFile disk;
+  ASSERT_TRUE(disk.written());
+  const MappedFile file(disk.path());
+  uint64_t sum = 0;
+  for (size_t at = 0; at < kFileBytes; at += kPage) sum += file.bytes()[at];
+  EXPECT_EQ(sum, 7u * (kFileBytes / kPage));
+  EXPECT_LE(file.bytes_in_huge_pages(), kFileBytes);
 }
 
 }  // namespace

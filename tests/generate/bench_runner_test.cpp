@@ -128,6 +128,9 @@ TEST_F(BenchRunnerTest, ModelDescriptionAndJsonHaveLlamaBenchFields) {
   EXPECT_EQ(j["avg_ns"], 6'000'000);
   EXPECT_EQ(j["samples_ts"].size(), 2u);
   EXPECT_EQ(j["decode_weight_bytes"], m.decode_bytes);
+  ASSERT_TRUE(j.contains("weights_in_2m_pages"));
+  EXPECT_GE(j["weights_in_2m_pages"].get<double>(), 0.0);
+  EXPECT_LE(j["weights_in_2m_pages"].get<double>(), 1.0);
 
   const std::string table = bench_markdown(m, 2, {r});
   EXPECT_NE(table.find("| model"), std::string::npos) << table;
