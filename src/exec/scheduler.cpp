@@ -37,13 +37,13 @@ const char* to_string(ir::RegionKindTag tag) {
 }
 
 RegionScheduler::RegionScheduler(const Model& model, const KernelRegistry& kernels, ref::Accumulation accumulation,
-                                 int64_t logits_rows, LayerDrop drop)
+                                 int64_t logits_rows, LayerDrop drop, VectorReads vector_reads)
     : model_(model),
       accumulation_(accumulation),
       drop_(std::move(drop)),
       chunk_(model.graph.bounds.at("chunk")),
       logits_rows_(std::clamp<int64_t>(logits_rows, 1, chunk_)),
-      weights_(model, drop_.weights),
+      weights_(model, drop_.weights, vector_reads),
       scratch_(model.graph, weights_, model.graph.bounds.at("max_ctx")),
       order_(region_order(model.graph)),
       entry_inputs_(model.graph.entry_inputs()),

@@ -92,11 +92,12 @@ class RegionScheduler {
  public:
   // The model must outlive the scheduler. Steps return logits for at most
   // logits_rows tokens (buffers are planned for that many). The regions
-  // `drop` names never run (layer_drop.h). Throws Error(InvalidValue) when
-  // the regions' dependencies form a cycle.
+  // `drop` names never run (layer_drop.h); `vector_reads` says how the
+  // weight vectors are read at load (weight_table.h). Throws
+  // Error(InvalidValue) when the regions' dependencies form a cycle.
   RegionScheduler(const Model& model, const KernelRegistry& kernels,
                   ref::Accumulation accumulation = ref::Accumulation::F32, int64_t logits_rows = 1,
-                  LayerDrop drop = {});
+                  LayerDrop drop = {}, VectorReads vector_reads = VectorReads::ReadAround);
 
   // Runs one step of 1..chunk tokens against kv and returns its logits rows
   // [output rows, vocab], valid until the next step; empty when the logits

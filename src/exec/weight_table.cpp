@@ -13,27 +13,30 @@ namespace {
 // readahead off (see MappedFile::set_readahead), on again afterwards.
 class ReadaheadOff {
  public:
-  explicit ReadaheadOff(const Model& model) : model_(model) {
-    for (const auto& file : model_.files) file->set_readahead(false);
+  ReadaheadOff(const Model& model, bool off) : model_(model), off_(off) {
+    if (off_)
+      for (const auto& file : model_.files) file->set_readahead(false);
   }
   ~ReadaheadOff() {
-    for (const auto& file : model_.files) file->set_readahead(true);
+    if (off_)
+      for (const auto& file : model_.files) file->set_readahead(true);
   }
   ReadaheadOff(const ReadaheadOff&) = delete;
   ReadaheadOff& operator=(const ReadaheadOff&) = delete;
 
  private:
   const Model& model_;
+  bool off_;
 };
 
 }  // namespace
 
-WeightTable::WeightTable(const Model& model, const std::vector<bool>& unused) {
+WeightTable::WeightTable(const Model& model, const std::vector<bool>& unused, VectorReads reads) {
   const ir::Graph& graph = model.graph;
   matrices_.resize(graph.weights.size());
   vectors_.resize(graph.weights.size());
   bytes_.resize(graph.weights.size());
-  const ReadaheadOff readahead_off(model);
+  const ReadaheadOff readahead_off(model, reads == VectorReads::OwnPagesOnly);
   for (uint32_t i = 0; i < graph.weights.size(); ++i) {
     const ir::WeightDescriptor& d = graph.weights[i];
     const std::span<const uint8_t> data = model.weight_bytes(ir::TensorId{i});

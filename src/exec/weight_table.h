@@ -12,12 +12,26 @@
 
 namespace synapse::exec {
 
+// How the vectors are read from the mapped files at load.
+enum class VectorReads {
+  // With readahead: a fault reads the 2 MiB around a vector and maps it
+  // whole, as a resident session's decode would. (A page mapped alone keeps
+  // its 2 MiB in 4 KiB pages for good: 1-thread decode of Qwen2.5-0.5B Q8_0
+  // ran 6-8% slower so, its weights 64% in 2 MiB pages against 95%.)
+  ReadAround,
+  // Without: each vector reads its own pages only, for a session under a
+  // memory budget, which reads most weights elsewhere (paged) and has no
+  // room for megabytes read around each vector.
+  OwnPagesOnly,
+};
+
 class WeightTable {
  public:
   // Throws Error(InvalidValue) when a matrix's rows need more bytes than its
   // descriptor gives it. Weights flagged in `unused` (by TensorId; a
   // dropped layer's) are never read: no vector is decoded for them.
-  explicit WeightTable(const Model& model, const std::vector<bool>& unused = {});
+  explicit WeightTable(const Model& model, const std::vector<bool>& unused = {},
+                       VectorReads reads = VectorReads::ReadAround);
 
   const ref::EncodedMatrix& matrix(ir::TensorId id) const { return matrices_.at(id.index); }
   // Points matrix id at another copy of its bytes (a paged weight's mirror).

@@ -26,10 +26,12 @@ class MappedFile {
 
   std::span<const uint8_t> bytes() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
-  // Turns the kernel's readahead for faults in the mapping off or back on.
-  // Off for small scattered reads (the vectors decoded at load): with
-  // readahead each would read megabytes of the file around it, memory a
-  // paged session's budget does not have.
+  // Turns the kernel's readahead for faults in the mapping off or back on
+  // (on from the start). Off for small scattered reads (the vectors a paged
+  // session decodes at load): with readahead each would read megabytes of
+  // the file around it, memory a paged session's budget does not have. A
+  // page faulted in with readahead off is mapped alone, and the 2 MiB
+  // around it stay in 4 KiB pages for the mapping's life.
   void set_readahead(bool on) const;
   // Bytes of the mapping the kernel maps in 2 MiB pages now (whole huge
   // page-cache folios; the rest is in 4 KiB pages or not resident), from
