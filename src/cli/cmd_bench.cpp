@@ -14,6 +14,7 @@
 #include "cli/memory_flags.h"
 #include "cli/model_path.h"
 #include "cli/pipeline_flags.h"
+#include "cli/weight_warmup.h"
 #include "dist/pipeline_generation.h"
 #include "exec/session.h"
 #include "generate/bench_runner.h"
@@ -80,6 +81,7 @@ int bench_pipelined(const BenchFlags& f, dist::Transport& transport, const Model
     if (t.n_depth > 0) throw Error(ErrorKind::Usage, "a pipelined bench takes no -d (yet)");
   const dist::PipelineOptions pipeline = pipeline_options(f.pipeline, model, transport.size());
   dist::PipelineRank rank(transport, model, options, pipeline);
+  warm_up_weights(model, rank.session());
   const bool first = transport.rank() == 0;
   if (pipeline.wire == dist::Wire::F16) described.numerical_mode = "QualityBounded";
   std::optional<BenchOutput> output;
@@ -127,6 +129,10 @@ int bench(const BenchFlags& f) {
   if (dist::Transport* transport = pipeline_transport(f.pipeline))
     return bench_pipelined(f, *transport, model, options, tests, describe_weights(model, path));
   exec::Session session(model, options);
+  // As llama.cpp's loader does (it maps with MAP_POPULATE): a mixture of
+  // experts' tests would otherwise read from disk each expert that a token
+  // routes to first.
+  warm_up_weights(model, session);
   BenchOutput output(f.output, describe_model(model, path, session), thread_count(f.kernels));
   for (size_t i = 0; i < tests.size(); ++i)
     output.add(run_bench_test(session, tests[i], f.reps, !f.no_warmup), i + 1 == tests.size());
