@@ -92,7 +92,7 @@ std::vector<std::string> BenchCase::tests() const {
 
 Plan parse_plan(const json& plan) {
   if (!plan.is_object()) throw PlanError("(plan)", "expected a JSON object");
-  require_known_keys(plan, "", {"rounds", "seed", "membw_size", "keep_going", "cold", "wrap", "engine_args", "rows"});
+  require_known_keys(plan, "", {"rounds", "seed", "membw_size", "keep_going", "reread", "wrap", "engine_args", "rows"});
   Plan p;
   if (plan.contains("rounds")) p.rounds = positive_int(plan["rounds"], "rounds", 2);
   if (plan.contains("seed")) {
@@ -106,7 +106,7 @@ Plan parse_plan(const json& plan) {
     if (!plan["membw_size"].is_string()) throw PlanError("membw_size", "expected a size such as \"1G\"");
     p.membw_size = plan["membw_size"].get<std::string>();
   }
-  for (const auto& [name, field] : {std::pair{"keep_going", &p.keep_going}, std::pair{"cold", &p.cold}}) {
+  for (const auto& [name, field] : {std::pair{"keep_going", &p.keep_going}, std::pair{"reread", &p.reread}}) {
     if (!plan.contains(name)) continue;
     if (!plan[name].is_boolean()) throw PlanError(name, "expected true or false");
     *field = plan[name].get<bool>();

@@ -1,7 +1,7 @@
 // The declarative plan synapse-bench-run follows: which models, tests and
 // thread counts to measure on both engines, for how many paired rounds. A
 // JSON object (see bench/README.md, "bench/run"):
-//   {"rounds": 10, "seed": 1, "membw_size": "1G", "keep_going": false, "cold": false,
+//   {"rounds": 10, "seed": 1, "membw_size": "1G", "keep_going": false, "reread": false,
 //    "wrap": ["cmd", "arg"], "engine_args": {"synapse": [...], "llama.cpp": [...]},
 //    "rows": [{"model": "a.gguf" | [...], "threads": 1 | [...], "pp": 512, "tg": 128, "depth": 0,
 //              "target": 1.0}]}
@@ -46,7 +46,7 @@ struct Plan {
   uint64_t seed = 1;  // of the bootstrap
   std::string membw_size = "1G";
   bool keep_going = false;                // a failed run is recorded and left out, not fatal
-  bool cold = false;                      // each run's model is dropped from the page cache first
+  bool reread = false;                    // each run's model is dropped from the page cache and read back first
   std::vector<std::string> wrap;          // command prefix of every engine run
   std::vector<std::string> synapse_args;  // appended to `synapse bench`
   std::vector<std::string> peer_args;     // appended to `synapse-peer bench`

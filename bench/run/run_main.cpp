@@ -75,8 +75,8 @@ EngineRun run_engine(Engine engine, const BuildPrograms& programs, const Plan& p
   run.engine = engine;
   run.position = position;
   run.command = engine_command(engine, programs, plan.cases[case_index], plan);
-  if (plan.cold && !drop_from_page_cache(plan.cases[case_index].model))
-    std::fprintf(stderr, "# could not drop %s from the page cache\n", plan.cases[case_index].model.c_str());
+  if (plan.reread && !reread_into_page_cache(plan.cases[case_index].model))
+    std::fprintf(stderr, "# could not read %s back into the page cache\n", plan.cases[case_index].model.c_str());
   const ProcessResult r = run_process(
       run.command, {{"SYNAPSE_BENCH_ENGINE", engine_name(engine)}, {"SYNAPSE_BENCH_ROUND", std::to_string(round)}});
   run.exit_code = r.exit_code;
@@ -163,7 +163,7 @@ int run_main(int argc, char** argv) {
   int n_prompt = 512, n_gen = 128, n_depth = 0, rounds = 0;
   uint64_t seed = 0;
   double target = 1.0;
-  bool keep_going = false, cold = false;
+  bool keep_going = false, reread = false;
   app.add_option("plan", plan_file, "plan file (JSON; see bench/README.md), instead of -m/-p/-n/-t/--target");
   auto* model_opt = app.add_option("-m,--model", models, "model file (repeat for several)");
   auto* prompt_opt =
@@ -181,7 +181,8 @@ int run_main(int argc, char** argv) {
   auto* synapse_opt = app.add_option("--synapse-args", synapse_args, "extra synapse bench arguments (split on spaces)");
   auto* peer_opt = app.add_option("--peer-args", peer_args, "extra synapse-peer bench arguments (split on spaces)");
   auto* keep_opt = app.add_flag("--keep-going", keep_going, "record a failed run and go on (it counts in no median)");
-  auto* cold_opt = app.add_flag("--cold", cold, "drop the model from the page cache before every run (a first load)");
+  auto* reread_opt = app.add_flag("--reread", reread,
+                                  "before every run, drop the model from the page cache and read it back in order");
   app.add_option("-b,--build", build_dir, "build folder holding synapse, synapse-peer, synapse-membw")
       ->capture_default_str();
   app.add_option("-o,--out", out_dir, "output folder (default: a new one under /tmp)");
@@ -222,7 +223,7 @@ int run_main(int argc, char** argv) {
     if (synapse_opt->count()) plan["engine_args"]["synapse"] = split_words(synapse_args);
     if (peer_opt->count()) plan["engine_args"]["llama.cpp"] = split_words(peer_args);
     if (keep_opt->count()) plan["keep_going"] = true;
-    if (cold_opt->count()) plan["cold"] = true;
+    if (reread_opt->count()) plan["reread"] = true;
     report.plan = parse_plan(plan);
   } catch (const PlanError& e) {
     std::fprintf(stderr, "synapse-bench-run: bad plan: %s\n", e.what());

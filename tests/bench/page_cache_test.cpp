@@ -65,8 +65,18 @@ TEST(PageCache, AModelFileAndAFolderOfThemAreDroppedFromThePageCache) {
   }
 }
 
+TEST(PageCache, ARereadFileIsWhollyInThePageCache) {
+  const DiskFolder folder;
+  ASSERT_TRUE(folder.written());
+  ASSERT_TRUE(drop_from_page_cache(folder.file()));
+  if (cached_pages(folder.file()) != 0) GTEST_SKIP() << "the kernel kept the test's file in memory";
+  EXPECT_TRUE(reread_into_page_cache(folder.dir()));
+  EXPECT_EQ(cached_pages(folder.file()), kFileBytes / 4096);
+}
+
 TEST(PageCache, AMissingFileIsReported) {
   EXPECT_FALSE(drop_from_page_cache("/nonexistent/model.gguf"));
+  EXPECT_FALSE(reread_into_page_cache("/nonexistent/model.gguf"));
 }
 
 }  // namespace
