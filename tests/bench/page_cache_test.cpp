@@ -14,10 +14,13 @@ namespace {
 constexpr size_t kFileBytes = 4u << 20;
 
 // A folder holding one written-back file of kFileBytes, next to the test
-// binary (on disk: tmpfs pages cannot be dropped), removed at the end.
+// binary (on disk: tmpfs pages cannot be dropped) and named after the test
+// (tests run at once), removed at the end.
 class DiskFolder {
  public:
-  DiskFolder() : dir_(std::filesystem::read_symlink("/proc/self/exe").parent_path() / "page_cache_test") {
+  DiskFolder()
+      : dir_(std::filesystem::read_symlink("/proc/self/exe").parent_path() /
+             (std::string("page_cache_test.") + ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
     std::filesystem::create_directories(dir_);
     const int fd = ::open(file().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     const std::vector<char> bytes(kFileBytes, 3);
@@ -55,10 +58,7 @@ TEST(PageCache, AModelFileAndAFolderOfThemAreDroppedFromThePageCache) {
   const DiskFolder folder;
   ASSERT_TRUE(folder.written());
   for (const std::string& path : {folder.file(), folder.dir()}) {
-    std::vector<char> back(kFileBytes);
-    const int fd = ::open(folder.file().c_str(), O_RDONLY | O_CLOEXEC);
-    ASSERT_EQ(::read(fd, back.data(), back.size()), static_cast<ssize_t>(kFileBytes));
-    ::close(fd);
+    ASSERT_TRUE(reread_into_page_cache(folder.file()));
     if (cached_pages(folder.file()) == 0) GTEST_SKIP() << "this file system keeps no page cache to drop";
     EXPECT_TRUE(drop_from_page_cache(path)) << path;
     EXPECT_EQ(cached_pages(folder.file()), 0u) << path;

@@ -16,11 +16,15 @@
 namespace synapse::exec {
 namespace {
 
-// A q8_0 model of about 12 MiB next to the test binary (on disk: a tmpfs
-// file could not be dropped from memory), removed at the end.
+// A q8_0 model of about 9 MiB next to the test binary (on disk: a tmpfs
+// file could not be dropped from memory), named after the test (tests run
+// at once), removed at the end.
 class DiskModel {
  public:
-  DiskModel() : path_(std::filesystem::read_symlink("/proc/self/exe").parent_path() / "weight_table_test.gguf") {
+  DiskModel()
+      : path_(std::filesystem::read_symlink("/proc/self/exe").parent_path() /
+              (std::string("weight_table_test.") + ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+               ".gguf")) {
     SynthOptions options;
     options.type = "q8_0";
     options.n_layer = 2;

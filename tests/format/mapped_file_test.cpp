@@ -16,10 +16,13 @@ constexpr size_t kPage = 4096;
 constexpr size_t kFileBytes = 16u << 20;
 
 // A file of kFileBytes next to the test binary (on disk: a tmpfs file could
-// not be dropped from memory), removed at the end.
+// not be dropped from memory), named after the test (tests run at once),
+// removed at the end.
 class DiskFile {
  public:
-  DiskFile() : path_(std::filesystem::read_symlink("/proc/self/exe").parent_path() / "mapped_file_test.bin") {
+  DiskFile()
+      : path_(std::filesystem::read_symlink("/proc/self/exe").parent_path() /
+              (std::string("mapped_file_test.") + ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
     const int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     const std::vector<char> bytes(kFileBytes, 7);
     written_ = fd >= 0 && ::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()) &&
