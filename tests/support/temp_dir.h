@@ -9,10 +9,11 @@ namespace synapse::test {
 
 class TempDir {
  public:
-  TempDir() {
+  TempDir() : TempDir(std::filesystem::temp_directory_path()) {}
+  // A new folder in `parent` instead of the system's temporary folder.
+  explicit TempDir(const std::filesystem::path& parent) {
     std::random_device rd;
-    path_ = std::filesystem::temp_directory_path() /
-            ("synapse-test-" + std::to_string(rd()) + std::to_string(rd()));
+    path_ = parent / ("synapse-test-" + std::to_string(rd()) + std::to_string(rd()));
     std::filesystem::create_directories(path_);
   }
   ~TempDir() {
@@ -22,6 +23,7 @@ class TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
 
+  std::string path() const { return path_.string(); }
   std::string file(const std::string& name) const { return (path_ / name).string(); }
 
  private:
