@@ -59,7 +59,8 @@ std::vector<RowResult> summarize_rows(const Plan& plan, const std::vector<Engine
         for (const TestRate& r : run.rates) {
           if (r.test == test && r.decode_weight_bytes > 0) row.decode_weight_bytes = r.decode_weight_bytes;
           if (r.test == test && r.huge_page_share >= 0)
-            row.huge_page_share = row.huge_page_share < 0 ? r.huge_page_share : std::min(row.huge_page_share, r.huge_page_share);
+            row.huge_page_share =
+                row.huge_page_share < 0 ? r.huge_page_share : std::min(row.huge_page_share, r.huge_page_share);
         }
       }
       row.stats = summarize_paired(row.synapse_tps, row.peer_tps, plan.cases[ci].target, plan.seed);
@@ -109,7 +110,8 @@ json rounds_json(const BenchReport& report) {
                     {"ci95", s.ci ? json::array({s.ci->low, s.ci->high}) : json(nullptr)},
                     {"verdict", verdict_name(s.verdict)},
                     {"decode_weight_bytes", row.decode_weight_bytes},
-                    {"synapse_weights_in_2m_pages", row.huge_page_share < 0 ? json(nullptr) : json(row.huge_page_share)}});
+                    {"synapse_weights_in_2m_pages",
+                     row.huge_page_share < 0 ? json(nullptr) : json(row.huge_page_share)}});
   }
   return {{"command", report.command},
           {"host", {{"cpu_model", report.host.cpu_model}, {"membw", membw}}},

@@ -9,8 +9,9 @@ namespace synapse::exec {
 
 namespace {
 
-// The vectors are a few scattered kilobytes: read them with the mapping's
-// readahead off (see MappedFile::set_readahead), on again afterwards.
+// For VectorReads::OwnPagesOnly: the vectors are a few scattered
+// kilobytes, read with the mapping's readahead off (see
+// MappedFile::set_readahead), on again afterwards.
 class ReadaheadOff {
  public:
   ReadaheadOff(const Model& model, bool off) : model_(model), off_(off) {
