@@ -1,6 +1,7 @@
 #include "exec/weight_table.h"
 
 #include <algorithm>
+#include <optional>
 #include <variant>
 
 #include "synapse/error.h"
@@ -14,20 +15,17 @@ namespace {
 // MappedFile::set_readahead), on again afterwards.
 class ReadaheadOff {
  public:
-  ReadaheadOff(const Model& model, bool off) : model_(model), off_(off) {
-    if (off_)
-      for (const auto& file : model_.files) file->set_readahead(false);
+  explicit ReadaheadOff(const Model& model) : model_(model) {
+    for (const auto& file : model_.files) file->set_readahead(false);
   }
   ~ReadaheadOff() {
-    if (off_)
-      for (const auto& file : model_.files) file->set_readahead(true);
+    for (const auto& file : model_.files) file->set_readahead(true);
   }
   ReadaheadOff(const ReadaheadOff&) = delete;
   ReadaheadOff& operator=(const ReadaheadOff&) = delete;
 
  private:
   const Model& model_;
-  bool off_;
 };
 
 }  // namespace
@@ -37,7 +35,8 @@ WeightTable::WeightTable(const Model& model, const std::vector<bool>& unused, Ve
   matrices_.resize(graph.weights.size());
   vectors_.resize(graph.weights.size());
   bytes_.resize(graph.weights.size());
-  const ReadaheadOff readahead_off(model, reads == VectorReads::OwnPagesOnly);
+  std::optional<ReadaheadOff> readahead_off;
+  if (reads == VectorReads::OwnPagesOnly) readahead_off.emplace(model);
   for (uint32_t i = 0; i < graph.weights.size(); ++i) {
     const ir::WeightDescriptor& d = graph.weights[i];
     const std::span<const uint8_t> data = model.weight_bytes(ir::TensorId{i});

@@ -18,7 +18,6 @@
 
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
 
 namespace synapse::cpu {
@@ -37,7 +36,8 @@ class NextPassPrefetch {
                    bool first) {
     const uint64_t pass_bytes = pass_rows * w_stride;
     const uint8_t* from = pass + (first ? 1 : kPassesAhead) * pass_bytes;
-    const uint8_t* to = std::min(pass + (kPassesAhead + 1) * pass_bytes, end);
+    const uint8_t* window_end = pass + (kPassesAhead + 1) * pass_bytes;
+    const uint8_t* to = window_end < end ? window_end : end;  // no std template here: see simd_helpers.h
     next_ = reinterpret_cast<const char*>(from);
     per_step_ = steps > 0 && from < to ? (static_cast<uint64_t>(to - from) + steps - 1) / steps : 0;
   }
