@@ -62,7 +62,8 @@ void matvec(benchmark::State& state, Encoding encoding, CpuTarget target, Matrix
 }
 
 const int kRegistered = [] {
-  for (Encoding encoding : {Encoding::Q8_0, Encoding::Q4_0, Encoding::Q4_K, Encoding::Q5_K, Encoding::Q6_K}) {
+  for (Encoding encoding : {Encoding::Q8_0, Encoding::Q4_0, Encoding::Q4_K, Encoding::Q5_K, Encoding::Q6_K, Encoding::F16,
+                            Encoding::BF16, Encoding::F32}) {
     for (CpuTarget target : supported_cpu_targets()) {
       if (!find_dot_kernel(encoding, target).tile) continue;
       for (const MatrixCase& shape : kCases) {

@@ -16,8 +16,6 @@
 // Internal linkage, as simd_helpers.h explains.
 #pragma once
 
-#include <immintrin.h>
-
 #include <cstdint>
 
 namespace synapse::cpu {
@@ -43,9 +41,12 @@ class NextPassPrefetch {
   }
 
   // Step s's share. A prefetch never faults, even past the matrix's end.
+  // An asm statement, not _mm_prefetch: GCC deleted the loop of builtin
+  // prefetches as code without effect where this was inlined into the
+  // float kernels (dot_float.cpp), and nothing was asked for.
   void step(int64_t s) const {
     const char* ahead = next_ + s * per_step_;
-    for (uint64_t b = 0; b < per_step_; b += 64) _mm_prefetch(ahead + b, _MM_HINT_T2);
+    for (uint64_t b = 0; b < per_step_; b += 64) asm volatile("prefetcht2 %0" : : "m"(ahead[b]));
   }
 
  private:

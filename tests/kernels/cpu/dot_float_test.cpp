@@ -75,6 +75,18 @@ TEST_P(DotFloatTile, EveryTileShapeAndPositionGivesTheBitsOfASinglePair) {
       dot_test::expect_tiles_batch_invariant(encoding, GetParam(), make_operands(encoding, n, 1234));
 }
 
+// One and several passes; rows that end in a partial step (the zero-padded
+// tail), rows shorter than one step.
+TEST_P(DotFloatTile, MatvecRowsHaveTheBitsOfTheTile) {
+  for (Encoding encoding : kEncodings) {
+    const DotKernel kernel = find_float_dot_kernel(encoding, GetParam());
+    ASSERT_TRUE(kernel.matvec) << to_string(GetParam());
+    for (int64_t passes : {1, 3})
+      for (int64_t n : {7, 64, 896, 896 + 13, 4864})
+        dot_test::expect_matvec_matches_tile(encoding, GetParam(), passes * kernel.matvec_rows, n);
+  }
+}
+
 TEST_P(DotFloatTile, WritesOnlyItsRowsAndTokens) {
   dot_test::expect_tiles_write_only_their_outputs(Encoding::F16, GetParam(), make_operands(Encoding::F16, 33, 5));
 }
