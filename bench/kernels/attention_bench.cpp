@@ -23,7 +23,7 @@ struct Shape {
   const char* name;
   int64_t heads, kv_heads, head_dim;
 };
-constexpr Shape kShapes[] = {{"qwen2.5-0.5b", 14, 2, 64}, {"llama-3.2-1b", 32, 8, 64}};
+constexpr Shape kShapes[] = {{"qwen2.5-0.5b", 14, 2, 64}, {"llama-3.2-1b", 32, 8, 64}, {"olmoe-1b-7b", 16, 16, 128}};
 
 constexpr int64_t kPageRows = 256;
 
