@@ -75,7 +75,7 @@ TEST_P(DotFloatTile, EveryTileShapeAndPositionGivesTheBitsOfASinglePair) {
       dot_test::expect_tiles_batch_invariant(encoding, GetParam(), make_operands(encoding, n, 1234));
 }
 
-// One and several passes; rows that end in a partial step (the zero-padded
+// One and several rows (passes); rows that end in a partial step (the zero-padded
 // tail), rows shorter than one step.
 TEST_P(DotFloatTile, MatvecRowsHaveTheBitsOfTheTile) {
   for (Encoding encoding : kEncodings) {
