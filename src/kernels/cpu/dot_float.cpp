@@ -81,7 +81,8 @@ HWY_INLINE V load_weights(D d, const uint8_t* p) {
 template <int R, int T>
 using Accumulators = V[R][T][kAccumulators];
 
-// The prefetch of a tile: none (its rows are few, or the caller's).
+// What the tiles ask for ahead: nothing (the matrix-vector product asks
+// for the rows ahead, NextPassPrefetch).
 struct NoPrefetch {
   void step(int64_t) const {}
 };
@@ -103,8 +104,8 @@ HWY_INLINE void accumulate_step(D d, const uint8_t* const (&w)[R], const float* 
   }
 }
 
-// The DotTile contract for exactly R rows and T tokens, calling
-// prefetch.step(s) before step s.
+// The products of exactly R rows and T tokens (the DotTile contract),
+// calling prefetch.step(s) before step s.
 template <Encoding E, int R, int T, class Prefetch>
 HWY_INLINE void dot_pairs(const uint8_t* w, uint64_t w_stride, const uint8_t* x, uint64_t x_stride, int64_t n,
                           float* y, int64_t y_stride, const Prefetch& prefetch) {
@@ -219,7 +220,7 @@ DotKernel find_float_dot_kernel(Encoding encoding, CpuTarget target) {
   static constexpr DotRows kF16Rows[] = SYNAPSE_HWY_PER_CPU_TARGET(matvec<Encoding::F16>);
   static constexpr DotRows kBF16Rows[] = SYNAPSE_HWY_PER_CPU_TARGET(matvec<Encoding::BF16>);
   const auto index = static_cast<size_t>(target);
-  if (index >= std::size(kF32) || !kF32[index]) return {};
+  if (index >= std::size(kF32)) return {};
   DotKernel kernel{ActivationFormat::F32};
   switch (encoding) {
     case Encoding::F32: kernel.tile = kF32[index], kernel.matvec = kF32Rows[index]; break;

@@ -75,8 +75,8 @@ TEST_P(DotFloatTile, EveryTileShapeAndPositionGivesTheBitsOfASinglePair) {
       dot_test::expect_tiles_batch_invariant(encoding, GetParam(), make_operands(encoding, n, 1234));
 }
 
-// One and several rows (passes); rows that end in a partial step (the zero-padded
-// tail), rows shorter than one step.
+// One and several passes of rows; rows that end in a partial step (the
+// zero-padded tail), rows shorter than one step.
 TEST_P(DotFloatTile, MatvecRowsHaveTheBitsOfTheTile) {
   for (Encoding encoding : kEncodings) {
     const DotKernel kernel = find_float_dot_kernel(encoding, GetParam());
