@@ -142,7 +142,11 @@ RowGroup row_group(const ref::StateRows& k, const ref::StateRows& v, int64_t fir
 
 // Asks for the tile's kv head in the group's rows ahead of their use: a
 // head is a short piece of each row, one row apart, which the hardware
-// prefetchers do not follow across pages.
+// prefetchers do not follow across pages. Into L2, not L1: the rows are
+// asked for a block ahead, and brought into L1 they were evicted before
+// their use, and evicted the tiles' block buffers (1-thread decode
+// attention at depth 32768, bench/kernels on a Zen 4 EPYC: Llama-3.2-1B's
+// shape 18.5 -> 9.2 ms a layer, OLMoE's 82 -> 65).
 void prefetch_group(const AttentionTile& tile, const RowGroup& group) {
   constexpr uint64_t kLine = 64;
   for (const ref::StateRows* rows : {tile.k, tile.v}) {
@@ -151,7 +155,7 @@ void prefetch_group(const AttentionTile& tile, const RowGroup& group) {
     const uint8_t* const* starts = rows == tile.k ? group.k : group.v;
     for (int64_t r = 0; r < group.count; ++r)
       if (starts[r])
-        for (uint64_t b = begin; b < end; b += kLine) __builtin_prefetch(starts[r] + b);
+        for (uint64_t b = begin; b < end; b += kLine) __builtin_prefetch(starts[r] + b, 0, /*locality=*/1);
   }
 }
 
