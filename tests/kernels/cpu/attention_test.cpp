@@ -72,12 +72,13 @@ TEST_P(CpuAttentionOnTarget, MatchesReference) {
     bool holes;
   };
   // Group sizes 1 to 7, contexts within one key block up to three chunks,
-  // one token (a decode step: chunks split over the tasks) up to several
-  // tiles per kv head (the last case: too many for split chunks, each tile
-  // one task).
+  // one token (a decode step: chunks split over the tasks; with 16 kv heads
+  // of 128, in ranges of heads) up to several tiles per kv head (too many
+  // for split chunks, each tile one task).
   const Case cases[] = {{4, 4, 16, 1, 1, false},      {8, 2, 64, 200, 3, false},   {6, 3, 40, 150, 150, true},
                         {2, 1, 128, 70, 1, true},      {14, 2, 64, 1000, 1, true},  {14, 2, 64, 1000, 20, false},
-                        {32, 8, 64, 600, 5, true},     {8, 2, 128, 1100, 9, true},  {8, 2, 128, 1100, 40, true}};
+                        {32, 8, 64, 600, 5, true},     {8, 2, 128, 1100, 9, true},  {8, 2, 128, 1100, 40, true},
+                        {16, 16, 128, 1100, 1, true}};
   std::mt19937 rng(5);
   for (const Encoding encoding : {Encoding::F32, Encoding::F16, Encoding::Q8_0}) {
     for (const Case c : cases) {
@@ -107,7 +108,8 @@ TEST_P(CpuAttentionOnTarget, MatchesReference) {
 // threads and inside batches that start elsewhere (other tiles, other tile
 // neighbours), gives the same bits as in the whole batch: a decode step's
 // tile holds a few queries, the batch's up to 64 (head_dim 40 is not whole
-// vectors of any target).
+// vectors of any target; 16 kv heads of 128 have more chunk states than
+// the split buffer holds, so a decode step splits them in ranges of heads).
 TEST_P(CpuAttentionOnTarget, QueryResultDoesNotDependOnBatchOrThreads) {
   const CpuTarget target = GetParam();
   struct Case {
@@ -116,7 +118,7 @@ TEST_P(CpuAttentionOnTarget, QueryResultDoesNotDependOnBatchOrThreads) {
   constexpr int64_t kContext = 1300, kTokens = 24;  // three chunks; tiles of up to 64 queries cut tokens
   std::mt19937 rng(9);
   for (const Encoding encoding : {Encoding::F32, Encoding::F16, Encoding::Q8_0}) {
-    for (const Case c : {Case{14, 2, 64}, Case{8, 2, 128}, Case{32, 8, 64}, Case{6, 3, 40}}) {
+    for (const Case c : {Case{14, 2, 64}, Case{8, 2, 128}, Case{32, 8, 64}, Case{6, 3, 40}, Case{16, 16, 128}}) {
       if (encoding == Encoding::Q8_0 && c.head_dim % 32 != 0) continue;  // Q8_0 heads are whole blocks
       const ref::AttentionShape shape{c.heads, c.kv_heads, c.head_dim, 1.0f / std::sqrt(float(c.head_dim))};
       const int64_t width = c.heads * c.head_dim;
