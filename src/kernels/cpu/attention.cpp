@@ -155,6 +155,15 @@ void attend_split(const AttentionTileKernel& kernel, const TilePlan& plan, int64
   for (int64_t t = 0; t < count; ++t) kernel.finish(plan.tile(first + t), running + t * slot, out);
 }
 
+// Tiles per range of a split (0: no split) when `fit` tiles' states fit
+// the split buffer: see causal_attention.
+int64_t tiles_per_range(int64_t tiles, int64_t fit, int64_t tiles_per_kv) {
+  if (fit >= tiles) return tiles;
+  if (fit < 1 || tiles_per_kv > 1) return 0;
+  const int64_t ranges = (tiles + fit - 1) / fit;
+  return (tiles + ranges - 1) / ranges;
+}
+
 }  // namespace
 
 void causal_attention(const float* q, const int32_t* positions, int64_t tokens, const ref::StateRows& k,
@@ -190,11 +199,7 @@ void causal_attention(const float* q, const int32_t* positions, int64_t tokens, 
   // attention at depth 4096: 6.6 ms a layer so, 4.3 in ranges). A batch's
   // many tiles stay one task each (2-thread prefill attention lost up to
   // 20% in ranges).
-  const int64_t fit = std::min(tiles, kSplitFloats / (2 * widest.state_floats()));
-  const int64_t range = fit == tiles ? tiles
-                        : fit < 1 || plan.tiles_per_kv > 1
-                            ? 0
-                            : (tiles + (tiles + fit - 1) / fit - 1) / ((tiles + fit - 1) / fit);
+  const int64_t range = tiles_per_range(tiles, kSplitFloats / (2 * widest.state_floats()), plan.tiles_per_kv);
   const int64_t fitting_tiles = std::min(
       kMaxGroupTiles, (kWorkspaceFloats - widest.scores_floats()) / (widest.queries_floats() + widest.block_floats()));
   if (chunks >= 2 && range >= 1 && fitting_tiles >= 1 && chunks >= std::min<int64_t>(tiles, pool.size())) {
