@@ -95,10 +95,10 @@ void attend_tile(const AttentionTileKernel& kernel, const AttentionTile& tile, f
 
 // One chunk of tiles [t_begin, t_end) (kv heads of the same queries): block
 // by block, loaded for all the tiles at once so the block's rows are read
-// from memory once, then every tile in turn. The state of tile t goes to
-// states[t - first].
+// from memory once, then every tile in turn. The state of tile t_begin + t
+// goes to states + t * slot.
 void attend_chunk_of_tiles(const AttentionTileKernel& kernel, const TilePlan& plan, int64_t c, int64_t t_begin,
-                           int64_t t_end, int64_t first, float* states, int64_t slot) {
+                           int64_t t_end, float* states, int64_t slot) {
   alignas(64) float workspace[kWorkspaceFloats];
   const TileLayout widest = plan.widest();
   const int64_t per_tile = widest.queries_floats() + widest.block_floats();
@@ -111,7 +111,7 @@ void attend_chunk_of_tiles(const AttentionTileKernel& kernel, const TilePlan& pl
     tiles[t] = plan.tile(t_begin + t);
     blocks[t] = workspace + t * per_tile + widest.queries_floats();
     kernel.load_queries(tiles[t], workspace + t * per_tile);
-    reset_state(tile_layout(tiles[t], kernel.lanes), states + (t_begin - first + t) * slot);
+    reset_state(tile_layout(tiles[t], kernel.lanes), states + t * slot);
     last = std::max(last, tiles[t].max_last);
   }
   for (int64_t j0 = c * kChunkKeys; block_keys(c, j0, last) > 0; j0 += kKeyBlock) {
@@ -120,7 +120,7 @@ void attend_chunk_of_tiles(const AttentionTileKernel& kernel, const TilePlan& pl
       const int64_t n = block_keys(c, j0, tiles[t].max_last);
       if (n > 0)
         kernel.attend_block(tiles[t], workspace + t * per_tile, j0, n, holes, blocks[t], scores,
-                            states + (t_begin - first + t) * slot);
+                            states + t * slot);
     }
   }
 }
@@ -143,7 +143,7 @@ void attend_split(const AttentionTileKernel& kernel, const TilePlan& plan, int64
       for (int64_t i = worker; i < round * groups; i += workers) {
         const int64_t t_begin = first + i % groups * group_tiles;
         attend_chunk_of_tiles(kernel, plan, c0 + i / groups, t_begin, std::min(first + count, t_begin + group_tiles),
-                              first, partial + i / groups * count * slot, slot);
+                              partial + (i / groups * count + t_begin - first) * slot, slot);
       }
     });
     for (int64_t t = 0; t < count; ++t) {
