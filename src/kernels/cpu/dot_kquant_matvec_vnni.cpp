@@ -257,7 +257,7 @@ void matvec_q4_k_or_q5_k(const uint8_t* w, uint64_t w_stride, int64_t rows, cons
     for (int64_t r = 0; r + kPassRows <= rows; r += kPassRows) {
       const uint8_t* row = w + r * w_stride + b0 * Rows::kBlockBytes;
       const NextPassPrefetch prefetch(row, w_stride, kPassRows, count, w + rows * w_stride, r == 0,
-                                            kFifthBit ? Reread::kNo : Reread::kNextPass);
+                                      kFifthBit ? Reread::kNo : Reread::kNextPass);
       __m256 acc = b0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(y + r);
       for (int64_t b = 0; b < count; ++b) {
         prefetch.step(b);
