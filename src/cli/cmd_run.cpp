@@ -87,8 +87,10 @@ std::vector<int32_t> parse_ids(const std::string& text) {
 
 // The tokenizer --tokenizer names, else the model's: a GGUF file's
 // vocabulary or a Hugging Face folder's tokenizer file. Without one we read,
-// ids are printed (and the reason said once); llama2.c checkpoints have none.
-std::unique_ptr<Tokenizer> tokenizer_for(const std::string& path, const std::string& flag) {
+// ids are printed (and the reason said once), unless a text prompt needs
+// it (`required`): then what is wrong with the file is the error.
+// llama2.c checkpoints have none.
+std::unique_ptr<Tokenizer> tokenizer_for(const std::string& path, const std::string& flag, bool required) {
   if (!flag.empty()) return load_tokenizer(flag);
   std::ifstream in(path, std::ios::binary);
   char magic[4] = {};
@@ -99,6 +101,7 @@ std::unique_ptr<Tokenizer> tokenizer_for(const std::string& path, const std::str
   try {
     return load_tokenizer(path);
   } catch (const Error& e) {
+    if (required) throw;
     std::fprintf(stderr, "synapse run: no usable tokenizer (%s); printing token ids\n", e.what());
     return nullptr;
   }
@@ -133,7 +136,7 @@ std::unique_ptr<Drafter> make_drafter(const RunFlags& f, const Model& target, co
   load.chunk = static_cast<uint32_t>(f.ubatch);
   const std::string path = model_file_path(f.model_draft);
   draft_model = std::make_unique<Model>(load_model(path, load));
-  const std::unique_ptr<Tokenizer> draft_tokens = tokenizer_for(path, "");
+  const std::unique_ptr<Tokenizer> draft_tokens = tokenizer_for(path, "", false);
   if (target_tokens && draft_tokens) {
     require_same_vocabulary(target_tokens->vocabulary(), draft_tokens->vocabulary());
   } else if (target_tokens || draft_tokens || draft_model->info.n_vocab != target.info.n_vocab) {
@@ -271,9 +274,14 @@ int run(const RunFlags& f) {
   if (!f.tokens.empty()) prompt = parse_ids(f.tokens);
 
   const std::string path = model_file_path(f.model);
-  const std::unique_ptr<Tokenizer> tokenizer = tokenizer_for(path, f.tokenizer);
+  const std::unique_ptr<Tokenizer> tokenizer = tokenizer_for(path, f.tokenizer, !f.prompt.empty());
   if (!f.prompt.empty()) {
-    if (!tokenizer) throw Error(ErrorKind::Unsupported, "-p needs a tokenizer, and this model file has none we read; use --tokens");
+    if (!tokenizer) {
+      // Neither GGUF nor a Hugging Face folder: a file that is no model
+      // either (random bytes) says so before the tokenizer is missed.
+      (void)load_model(path);
+      throw Error(ErrorKind::Unsupported, "-p needs a tokenizer, and this model file has none we read; use --tokens");
+    }
     // As llama.cpp's CLI does: BOS per the vocabulary, special tokens matched.
     prompt = tokenizer->encode(f.prompt, true, true);
   }
