@@ -195,7 +195,14 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
     if (std::ifstream(dir + "tokenizer_config.json")) config = read_file(dir + "tokenizer_config.json");
     return make_tokenizer(vocabulary_from_hf_json(bytes, config));
   }
-  return make_tokenizer(vocabulary_from_sentencepiece(bytes));
+  try {
+    return make_tokenizer(vocabulary_from_sentencepiece(bytes));
+  } catch (const Error& e) {
+    // The last reading tried: say what the file is not, and where.
+    throw Error(e.kind(),
+                "no tokenizer in " + path + ": not GGUF, tokenizer.json or a SentencePiece model (" + e.message() + ")",
+                e.offset(), e.subject());
+  }
 }
 
 }  // namespace synapse

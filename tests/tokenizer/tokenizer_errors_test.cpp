@@ -2,8 +2,10 @@
 // encoded (byte fallback / byte-level mapping) and decodes back to its bytes.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <random>
 
+#include "support/temp_dir.h"
 #include "synapse/error.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/vector_files.h"
@@ -111,6 +113,13 @@ TEST(TokenizerLoad, RejectsTruncatedSentencePieceModel) {
   SYNAPSE_SKIP_UNLESS_SHARED(path);
   const std::string bytes = test::read_text_file(path);
   EXPECT_THROW(vocabulary_from_sentencepiece(std::string_view(bytes).substr(0, bytes.size() / 2)), Error);
+}
+
+TEST(TokenizerLoad, AFileThatIsNoTokenizerIsNamedWithWhatItIsNot) {
+  const test::TempDir dir;
+  const std::string path = dir.file("notes.txt");
+  std::ofstream(path) << "plain text, not a tokenizer\n";
+  expect_invalid([&] { load_tokenizer(path); }, "no tokenizer in " + path + ": not GGUF, tokenizer.json or");
 }
 
 // Invalid UTF-8 (stray continuation, truncated sequence, 0xFF) round-trips.
