@@ -192,7 +192,7 @@ struct InspectFlags {
 Register reg{{"inspect", "Show what a GGUF file holds: architecture, hyperparameters, tokenizer, tensors",
               [](CLI::App& app) -> std::function<int()> {
                 auto flags = std::make_shared<InspectFlags>();
-                app.add_option("file", flags->file,
+                app.add_option("file,-m,--model", flags->file,
                                "GGUF file, a folder holding one, or a Hugging Face model folder (as Synapse reads it)")
                     ->required();
                 app.add_flag("--json", flags->as_json, "print JSON instead of text");

@@ -46,6 +46,18 @@ TEST(CliInspect, JsonTotalsMatchWhatTheFileHoldsForQwen25HalfBillionQ8) {
   EXPECT_EQ(j["hyperparameters"]["block_count"], layers);
 }
 
+TEST(CliInspect, TakesTheFileAsModelFlagAsTheOtherCommandsDo) {
+  test::TempDir dir;
+  SynthOptions o;
+  const std::string path = dir.file("tiny.gguf");
+  synth_model(o, path);
+  const auto positional = run_cli({"inspect", "--json", path});
+  const auto flag = run_cli({"inspect", "--json", "-m", path});
+  ASSERT_EQ(flag.exit_code, 0) << flag.out;
+  EXPECT_EQ(flag.out, positional.out);
+  EXPECT_EQ(run_cli({"inspect", "--model", path}).exit_code, 0);
+}
+
 TEST(CliInspect, MissingFileIsOneErrorLineAndExitCodeOne) {
   auto r = run_cli({"inspect", "/nonexistent/model.gguf"});
   EXPECT_EQ(r.exit_code, 1);
