@@ -49,7 +49,10 @@ BudgetSpec parse_budget(std::string_view text) {
   std::string_view unit = text.substr(used);
   BudgetSpec spec;
   if (unit == "%") {
-    if (value <= 0.0 || value > 100.0) bad_budget(text);
+    if (value <= 0.0 || value > 100.0)
+      throw Error(ErrorKind::Usage, "memory budget '" + std::string(text) +
+                                        "': a share of the weights is above 0% and at most 100% (or give a size, "
+                                        "e.g. 2G)");
     spec.percent = value;
     return spec;
   }

@@ -32,6 +32,17 @@ TEST(ParseBudget, RejectsWhatIsNotASizeWithAUsageError) {
   }
 }
 
+TEST(ParseBudget, AShareOutsideZeroToAHundredPercentSaysSo) {
+  for (const char* bad : {"0%", "101%", "200%"}) {
+    try {
+      parse_budget(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("at most 100%"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(DefaultBudget, NoneWhileTheWeightsFitAndTheLimitLessHeadroomOnceTheyDoNot) {
   constexpr uint64_t kGiB = uint64_t{1} << 30;
   EXPECT_FALSE(default_budget(4 * kGiB, 24 * kGiB));
