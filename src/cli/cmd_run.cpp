@@ -21,6 +21,7 @@
 #include "cli/weight_warmup.h"
 #include "cli/sampling_flags.h"
 #include "exec/region_trace.h"
+#include "eval/perplexity_tool.h"
 #include "exec/session.h"
 #include "generate/draft_model.h"
 #include "generate/generation.h"
@@ -41,6 +42,7 @@ struct RunFlags {
   std::string drop_layers;  // --drop-layers
   std::string tokens;
   std::string prompt;
+  std::string prompt_file;  // -f
   int32_t n_predict = -1;
   SamplingFlags sampling;
   KernelFlags kernels;
@@ -265,25 +267,37 @@ void run_parallel(const RunFlags& f, exec::Session& session, std::span<const int
   report_numerical_mode(session);
 }
 
+// The prompt text: -p's, or the file -f names less one final newline (as
+// llama.cpp reads it: an editor ends a file with one).
+std::string prompt_text(const RunFlags& f) {
+  if (f.prompt_file.empty()) return f.prompt;
+  if (!f.prompt.empty()) throw Error(ErrorKind::Usage, "give one of -p TEXT or -f FILE, not both");
+  std::string text = eval::read_text_file(f.prompt_file);
+  if (text.ends_with('\n')) text.pop_back();
+  return text;
+}
+
 int run(const RunFlags& f) {
-  if (!f.tokens.empty() && !f.prompt.empty())
-    throw Error(ErrorKind::Usage, "give one of --tokens \"ID ...\" or -p TEXT, not both");
+  const std::string text = prompt_text(f);
+  if (!f.tokens.empty() && !text.empty())
+    throw Error(ErrorKind::Usage, "give one of --tokens \"ID ...\" or a text prompt (-p, -f), not both");
   if (f.parallel > 1 && (f.speculative() || !f.dump_logits.empty()))
     throw Error(ErrorKind::Usage, "--parallel takes neither a drafter nor --dump-logits");
   std::vector<int32_t> prompt;
   if (!f.tokens.empty()) prompt = parse_ids(f.tokens);
 
   const std::string path = model_file_path(f.model);
-  const std::unique_ptr<Tokenizer> tokenizer = tokenizer_for(path, f.tokenizer, !f.prompt.empty());
-  if (!f.prompt.empty()) {
+  const std::unique_ptr<Tokenizer> tokenizer = tokenizer_for(path, f.tokenizer, !text.empty());
+  if (!text.empty()) {
     if (!tokenizer) {
       // Neither GGUF nor a Hugging Face folder: a file that is no model
       // either (random bytes) says so before the tokenizer is missed.
       (void)load_model(path);
-      throw Error(ErrorKind::Unsupported, "-p needs a tokenizer, and this model file has none we read; use --tokens");
+      throw Error(ErrorKind::Unsupported,
+                  "a text prompt (-p, -f) needs a tokenizer, and this model file has none we read; use --tokens");
     }
     // As llama.cpp's CLI does: BOS per the vocabulary, special tokens matched.
-    prompt = tokenizer->encode(f.prompt, true, true);
+    prompt = tokenizer->encode(text, true, true);
   }
   LoadOptions load;
   load.max_ctx = static_cast<uint32_t>(f.ctx);
@@ -388,6 +402,8 @@ Register reg{{"run", "Generate tokens from a prompt through the region scheduler
                                "--type TYPE` (a Hugging Face folder) or `synapse quantize` (a GGUF) would");
                 app.add_option("--tokens", f->tokens, "prompt as token ids, e.g. \"1 2 3\" (default: BOS alone)");
                 app.add_option("-p,--prompt", f->prompt, "prompt text (needs the model's tokenizer)");
+                app.add_option("-f,--file", f->prompt_file, "a file holding the prompt text, instead of -p")
+                    ->check(CLI::ExistingFile);
                 app.add_option("-n,--n-predict", f->n_predict,
                                "tokens to generate (-1: until EOS or the context is full)");
                 add_sampling_flags(app, f->sampling);

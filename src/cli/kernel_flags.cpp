@@ -2,15 +2,29 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+
+#include "cli/command.h"
 #include "exec/cpu_region_kernel.h"
 #include "kernels/cpu/core_count.h"
 #include "synapse/error.h"
 
 namespace synapse::cli {
 
+namespace {
+const RegisterDashAlias gpu_layers_alias{"-ngl", "--n-gpu-layers"};
+}  // namespace
+
 void add_kernel_flags(CLI::App& app, KernelFlags& flags) {
   app.add_option("-t,--threads", flags.threads, "threads (default: one per physical core available to the process)")
       ->check(CLI::Range(1, 1024));
+  app.add_option_function<std::string>(
+         "--n-gpu-layers",
+         [name = app.get_name()](const std::string&) {
+           std::fprintf(stderr, "synapse %s: --n-gpu-layers ignored: Synapse computes on the CPU\n", name.c_str());
+         },
+         "-ngl: taken for llama.cpp's command lines and ignored (Synapse computes on the CPU)")
+      ->type_name("N");
   app.add_option("--cpu-target", flags.target,
                  "kernels: auto, scalar, avx2, avx512, avx512vnni, or reference (the scalar oracle)");
 }

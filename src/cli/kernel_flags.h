@@ -1,6 +1,8 @@
 // Flags that choose how a session computes: -t/--threads (as llama.cpp)
 // and --cpu-target (auto, scalar, avx2, avx512, avx512vnni, or reference
-// for the scalar reference kernel, the oracle).
+// for the scalar reference kernel, the oracle). llama.cpp's -ngl/
+// --n-gpu-layers is taken and ignored with a note, so that its command
+// lines run as they are.
 #pragma once
 
 #include <string>
