@@ -7,12 +7,13 @@
 // reading scales and on horizontal sums, not on products; a decode step
 // then runs out of instructions before it runs out of memory bandwidth.
 // Here, per row and step, two 32-byte loads put the qs of blocks b and
-// b + 1 side by side for vpdpbusd, and one gather fetches the step's 16
-// scales of eight rows (64-byte loads of the steps' starts and a tree of
-// word permutes did it before; 1-thread decode of Llama-3.2-1B-shaped Q8_0
-// runs 11% faster with the gather, interleaved on a Zen 5 EPYC). The
-// products of eight rows
-// are summed horizontally together, which takes fewer shuffles per row than
+// b + 1 side by side for vpdpbusd, and the step's 16 scales of eight rows
+// are packed in general registers, four to a word (a tree of word permutes
+// did it first, then one gather, 11% faster; the words, interleaved on a
+// Zen 5 EPYC with rows prefetch, 1-thread decode: Qwen2.5-0.5B-shaped Q8_0
+// 1.06x, OLMoE-1B-7B 1.02x, Llama-3.2-1B-shaped 1.01x against the gather;
+// on a Zen 4 they ran as fast as it). The products of eight rows are
+// summed horizontally together, which takes fewer shuffles per row than
 // four. The activation side (the two blocks' qs side by side, the -128 *
 // sum offset that undoes the weights' +128, the two block scales) is laid
 // out per step before the rows are walked.
@@ -95,18 +96,21 @@ struct Constants {
   __m512i even_quarters = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
   __m512i odd_quarters = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
   __m512i sign_flip = _mm512_set1_epi8(static_cast<char>(0x80));
-  // The byte offsets of a step's scales from the pass's first row: blocks
-  // b (lanes 0-7) and b + 1 (8-15) of rows 0-7, for one gather.
-  __m512i scale_offsets;
-  explicit Constants(uint64_t w_stride) {
-    alignas(64) int32_t o[16];
-    for (int r = 0; r < kPassRows; ++r) {
-      o[r] = static_cast<int32_t>(r * w_stride);
-      o[kPassRows + r] = static_cast<int32_t>(r * w_stride + kQ8_0BlockBytes);
-    }
-    scale_offsets = _mm512_load_si512(o);
-  }
 };
+
+// The step's 16 scales: blocks b (lanes 0-7) and b + 1 (8-15) of rows 0-7,
+// packed in general registers; a lone last block has no b + 1 to read.
+template <bool kLone>
+[[gnu::always_inline]] inline __m512 step_scales(const uint8_t* p, uint64_t w_stride) {
+  const uint8_t* const low[kRows] = {p, p + w_stride, p + 2 * w_stride, p + 3 * w_stride};
+  const uint8_t* const high[kRows] = {p + 4 * w_stride, p + 5 * w_stride, p + 6 * w_stride, p + 7 * w_stride};
+  const __m128i b = _mm_set_epi64x(static_cast<int64_t>(row_scale_bits(high, 0)),
+                                   static_cast<int64_t>(row_scale_bits(low, 0)));
+  const __m128i b1 = kLone ? _mm_setzero_si128()
+                           : _mm_set_epi64x(static_cast<int64_t>(row_scale_bits(high, kQ8_0BlockBytes)),
+                                            static_cast<int64_t>(row_scale_bits(low, kQ8_0BlockBytes)));
+  return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(b), b1, 1));
+}
 
 // The lanes of each quarter of p[r] summed into lane r of that quarter.
 __m512i quarter_sums(const __m512i (&p)[4]) {
@@ -134,10 +138,7 @@ template <bool kLone>
   const __m512i block_sums = _mm512_add_epi32(_mm512_permutex2var_epi64(a4, c.even_quarters, b4),
                                               _mm512_permutex2var_epi64(a4, c.odd_quarters, b4));
   const __m512 values = _mm512_cvtepi32_ps(block_sums);
-  const __m512i words = kLone ? _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), 0x00ff, c.scale_offsets, p, 1)
-                              : _mm512_i32gather_epi32(c.scale_offsets, p, 1);
-  const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(words));
-  const __m512 dwdx = _mm512_mul_ps(dw, _mm512_load_ps(a.dx16));
+  const __m512 dwdx = _mm512_mul_ps(step_scales<kLone>(p, w_stride), _mm512_load_ps(a.dx16));
   acc = _mm256_fmadd_ps(_mm512_castps512_ps256(dwdx), _mm512_castps512_ps256(values), acc);
   if constexpr (!kLone)
     acc = _mm256_fmadd_ps(_mm512_extractf32x8_ps(dwdx, 1), _mm512_extractf32x8_ps(values, 1), acc);
@@ -160,14 +161,7 @@ __m256 pass(const uint8_t* row, uint64_t w_stride, const StepActivations* act, i
 // y[r] = dot(row r, x) for r < rows, a multiple of kPassRows (the caller
 // takes the rest through the tiles).
 void matvec_q8_0(const uint8_t* w, uint64_t w_stride, int64_t rows, const uint8_t* x, int64_t n, float* y) {
-  // Rows so far apart that a pass spans 2 GiB (no real model's) are beyond
-  // the gather's int32 offsets: they go through the tile.
-  if (kPassRows * w_stride > INT32_MAX) {
-    for (int64_t r = 0; r < rows; r += kMaxTileRows)
-      kVnniTiles.q8_0(w + r * w_stride, w_stride, kMaxTileRows, x, 0, 1, n, y + r, rows);
-    return;
-  }
-  const Constants c(w_stride);
+  const Constants c;
   const uint8_t* end = w + rows * w_stride;
   const int64_t blocks = n / kBlockElems;
   const int64_t steps = (blocks + 1) / 2;

@@ -129,9 +129,9 @@ TEST_P(DotLegacyMatvec, EveryRowHasTheBitsOfTheTile) {
   }
 }
 
-// Rows 300 MiB apart (a pass spans more than the gather's int32 offsets
-// reach): a reserved, mostly untouched mapping holds them.
-TEST_P(DotLegacyMatvec, RowsFartherApartThanTheGatherReachesHaveTheBitsOfTheTile) {
+// Rows 300 MiB apart (a pass spans more than 2 GiB, beyond any int32
+// offset): a reserved, mostly untouched mapping holds them.
+TEST_P(DotLegacyMatvec, PassesWiderThan2GiBHaveTheBitsOfTheTile) {
   constexpr int64_t kRows = 8, kCols = 96;
   constexpr uint64_t kStride = uint64_t{300} << 20;
   void* mapped = ::mmap(nullptr, kRows * kStride, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
