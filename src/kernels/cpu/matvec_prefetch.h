@@ -32,10 +32,11 @@
 // for the bytes it reads itself in every row of the pass at least
 // kRowsMinAhead bytes on (MatvecPrefetchStyle::kNextPassRows): the
 // requests then follow the reads one for one. Interleaved medians there,
-// 1-thread decode against the windows: Llama-3.2-1B-shaped Q4_K_M 1.30x,
-// OLMoE-1B-7B Q8_0 1.14x, Qwen2.5-0.5B-shaped Q8_0 1.05x (1.09x at 2
-// threads). Asking only one pass on (however short) gave Qwen 1.04x and
-// OLMoE 1.04x, 16 KiB on Qwen 0.96x. Windows stay the style elsewhere:
+// 1-thread decode against the windows: Llama-3.2-1B-shaped Q4_K_M 1.17x
+// (1.30x in another run), OLMoE-1B-7B Q8_0 1.16x, Qwen2.5-0.5B-shaped Q8_0
+// 1.06x (1.09x at 2 threads); bench/kernels "dram" rose for Q6_K too.
+// Asking only one pass on (however short) gave Qwen 1.04x and OLMoE 1.04x,
+// 16 KiB on Qwen 0.96x. Windows stay the style elsewhere:
 // they were tuned on a Zen 4, where T0 requests in windows lost half the
 // speed; rows are untried there.
 //
