@@ -84,9 +84,11 @@ TEST(KlBaseFile, DamagedFilesGiveTypedErrors) {
   write_bytes(path, {});
   EXPECT_EQ(read_error(path), ErrorKind::BadMagic);
 
-  std::vector<char> bytes = good;
-  bytes[0] = 'X';
-  write_bytes(path, bytes);
+  // Each damage on a copy of its own (reassigning one vector after a
+  // push_back trips GCC 12's -Wstringop-overflow at -O1).
+  std::vector<char> bad_magic = good;
+  bad_magic[0] = 'X';
+  write_bytes(path, bad_magic);
   EXPECT_EQ(read_error(path), ErrorKind::BadMagic);
 
   write_bytes(path, std::vector<char>(good.begin(), good.begin() + 12));
@@ -95,23 +97,23 @@ TEST(KlBaseFile, DamagedFilesGiveTypedErrors) {
   write_bytes(path, std::vector<char>(good.begin(), good.end() - 1));
   EXPECT_EQ(read_error(path), ErrorKind::Truncated);
 
-  bytes = good;
-  bytes.push_back(0);
-  write_bytes(path, bytes);
+  std::vector<char> trailing = good;
+  trailing.push_back(0);
+  write_bytes(path, trailing);
   EXPECT_EQ(read_error(path), ErrorKind::InvalidValue);
 
   // A huge declared vocabulary, whose rows the file cannot hold.
-  bytes = good;
+  std::vector<char> huge_vocabulary = good;
   const uint32_t huge = 0xffffffffu;
-  std::memcpy(bytes.data() + 12, &huge, 4);
-  write_bytes(path, bytes);
+  std::memcpy(huge_vocabulary.data() + 12, &huge, 4);
+  write_bytes(path, huge_vocabulary);
   EXPECT_EQ(read_error(path), ErrorKind::InvalidValue);
 
   // A token outside the vocabulary.
-  bytes = good;
+  std::vector<char> outside = good;
   const int32_t token = 3;
-  std::memcpy(bytes.data() + 20, &token, 4);
-  write_bytes(path, bytes);
+  std::memcpy(outside.data() + 20, &token, 4);
+  write_bytes(path, outside);
   EXPECT_EQ(read_error(path), ErrorKind::InvalidValue);
 
   EXPECT_EQ(read_error(dir.file("missing.kld")), ErrorKind::Io);

@@ -225,6 +225,28 @@ TEST(RefOpsLinear, MatMulOnQ80EqualsDequantizedFloatMatMul) {
   }
 }
 
+// The oracle must not depend on how many tokens a step holds: a row of many
+// tokens (summed side by side) equals the same row alone, bit for bit.
+TEST(RefOpsLinear, MatMulOfManyTokensHasEachTokensBitsAlone) {
+  constexpr int64_t kOut = 5, kIn = 333, kTokens = 19;  // two groups of eight and three more
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> unit(-1, 1);
+  std::vector<float> w(kOut * kIn), x(kTokens * kIn), bias(kOut);
+  for (float& v : w) v = unit(rng);
+  for (float& v : x) v = unit(rng) * 1e3f;
+  for (float& v : bias) v = unit(rng);
+  const EncodedMatrix m{Encoding::F32, reinterpret_cast<const uint8_t*>(w.data()), kOut, kIn, kIn * sizeof(float)};
+  std::vector<float> row(kIn);
+  for (const Accumulation acc : {Accumulation::F32, Accumulation::F64}) {
+    std::vector<float> all(kTokens * kOut), alone(kOut);
+    matmul(x.data(), kTokens, m, bias.data(), all.data(), row.data(), acc);
+    for (int64_t t = 0; t < kTokens; ++t) {
+      matmul(x.data() + t * kIn, 1, m, bias.data(), alone.data(), row.data(), acc);
+      for (int64_t o = 0; o < kOut; ++o) EXPECT_EQ(all[t * kOut + o], alone[o]) << "token " << t << " row " << o;
+    }
+  }
+}
+
 TEST(RefOpsLinear, EmbeddingRejectsIdsOutsideTheTable) {
   const std::vector<float> table{1, 2, 3, 4};
   const EncodedMatrix m{Encoding::F32, reinterpret_cast<const uint8_t*>(table.data()), 2, 2, 8};
