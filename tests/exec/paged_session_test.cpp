@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <vector>
 
@@ -241,9 +242,12 @@ TEST(PagedSession, KvPageTheWeightCacheCannotGiveFailsWithKvAndTheSessionStaysUs
 }
 
 // Fails, while *fail is set, every read that touches file bytes [begin, end).
+// The flag is atomic: the residency's I/O thread reads it, and a read queued
+// before an eval failed may still run when the test clears it.
 class FailingFile final : public memory::ChunkFile {
  public:
-  FailingFile(const std::string& path, bool direct, const bool* fail, uint64_t begin = 0, uint64_t end = UINT64_MAX)
+  FailingFile(const std::string& path, bool direct, const std::atomic<bool>* fail, uint64_t begin = 0,
+              uint64_t end = UINT64_MAX)
       : ChunkFile(path, direct), fail_(fail), begin_(begin), end_(end) {}
 
  protected:
@@ -256,13 +260,13 @@ class FailingFile final : public memory::ChunkFile {
   }
 
  private:
-  const bool* fail_;
+  const std::atomic<bool>* fail_;
   uint64_t begin_, end_;
 };
 
 // While *fail is set, evaluating prompt fails with Error(Io) and leaves the
 // session at position 0; once reads succeed, its logits are reference's.
-void expect_read_error_leaves_the_session_as_before(Session& session, Session& reference, bool& fail,
+void expect_read_error_leaves_the_session_as_before(Session& session, Session& reference, std::atomic<bool>& fail,
                                                      const std::vector<int32_t>& prompt) {
   fail = true;
   try {
@@ -282,7 +286,7 @@ TEST(PagedSession, ReadErrorFailsTheEvalAndLeavesTheSessionUsable) {
   SessionOptions paged = cpu_options();
   const Session resident(model, paged);
   paged.memory.budget.bytes = budget_for(model, paged, resident.memory().plan.min_pool_bytes * 2);
-  bool fail = false;
+  std::atomic<bool> fail{false};
   paged.memory.residency.open_file = [&fail](const std::string& path, bool direct) {
     return std::make_unique<FailingFile>(path, direct, &fail);
   };
@@ -317,7 +321,7 @@ TEST(PagedSession, ReadErrorLoadingASlicedExpertLeavesTheSessionAsBefore) {
     }
   }
   ASSERT_LT(begin, end) << "no expert weight is sliced";
-  bool fail = false;
+  std::atomic<bool> fail{false};
   paged.memory.residency.open_file = [&](const std::string& path, bool direct) {
     return std::make_unique<FailingFile>(path, direct, &fail, begin, end);
   };
