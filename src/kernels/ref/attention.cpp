@@ -23,7 +23,7 @@ void attend(const float* q, int32_t position, const StateRows& k, const StateRow
   float max_score = -std::numeric_limits<float>::infinity();
   for (int64_t j = 0; j <= last; ++j) {
     if (!k.has(j)) continue;
-    Acc dot = 0;  // summed in element order, as dot_as does
+    Acc dot = 0;  // summed in element order, as dots_as does
     for (int64_t d0 = 0; d0 < shape.head_dim; d0 += kPiece) {
       const int64_t n = std::min(kPiece, shape.head_dim - d0);
       dequantize_row(k.encoding, k.at(j, kv_offset + d0), piece, n);
