@@ -141,7 +141,7 @@ int bench(const BenchFlags& f) {
   return kExitOk;
 }
 
-Register reg{{"bench", "Measure prompt and generation throughput, llama-bench style",
+Register bench_reg{{"bench", "Measure prompt and generation throughput, llama-bench style",
               [](CLI::App& app) -> std::function<int()> {
                 auto f = std::make_shared<BenchFlags>();
                 app.add_option("-m,--model", f->model,

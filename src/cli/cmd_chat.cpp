@@ -98,7 +98,7 @@ int chat_loop(const ChatFlags& f) {
   return kExitOk;
 }
 
-Register reg{{"chat", "Interactive multi-turn chat on stdin/stdout (/exit quits, /reset starts over)",
+Register chat_reg{{"chat", "Interactive multi-turn chat on stdin/stdout (/exit quits, /reset starts over)",
               [](CLI::App& app) -> std::function<int()> {
                 auto f = std::make_shared<ChatFlags>();
                 app.add_option("-m,--model", f->model, "GGUF model file with a vocabulary, or a folder holding one")

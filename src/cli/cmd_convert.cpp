@@ -24,7 +24,7 @@ int run_convert(const convert::ConvertOptions& options) {
   return kExitOk;
 }
 
-std::function<int()> setup(CLI::App& app) {
+std::function<int()> setup_convert(CLI::App& app) {
   auto options = std::make_shared<convert::ConvertOptions>();
   app.add_option("input", options->input,
                  "Hugging Face model folder (config.json, model.safetensors or sharded with "
@@ -48,7 +48,7 @@ std::function<int()> setup(CLI::App& app) {
   return [options] { return run_convert(*options); };
 }
 
-const Register reg{{"convert", "Convert a Hugging Face model folder to GGUF", setup}};
+const Register convert_reg{{"convert", "Convert a Hugging Face model folder to GGUF", setup_convert}};
 
 }  // namespace
 }  // namespace synapse::cli

@@ -129,7 +129,7 @@ int run_eval(const EvalFlags& f) {
   return kExitOk;
 }
 
-Register reg{{"eval", "Synthetic long-context tasks (pass key, needles, variable tracking): accuracy",
+Register eval_reg{{"eval", "Synthetic long-context tasks (pass key, needles, variable tracking): accuracy",
               [](CLI::App& app) -> std::function<int()> {
                 auto f = std::make_shared<EvalFlags>();
                 app.add_option("task", f->task_name, std::string("the task: ") + eval::task_names())->required();

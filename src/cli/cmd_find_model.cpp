@@ -123,7 +123,7 @@ int find_model(bool all) {
   return kExitError;
 }
 
-Register reg{{"find-model", "Print the path of a GGUF model found in $SYNAPSE_MODEL or the usual download caches",
+Register find_model_reg{{"find-model", "Print the path of a GGUF model found in $SYNAPSE_MODEL or the usual download caches",
               [](CLI::App& app) -> std::function<int()> {
                 auto all = std::make_shared<bool>(false);
                 app.add_flag("--all", *all, "list every model found, not only the first");

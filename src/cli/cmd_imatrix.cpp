@@ -56,7 +56,7 @@ int imatrix(const ImatrixFlags& f) {
   return kExitOk;
 }
 
-Register reg{{"imatrix", "Activation statistics of a text for importance-weighted quantization (llama-imatrix's format)",
+Register imatrix_reg{{"imatrix", "Activation statistics of a text for importance-weighted quantization (llama-imatrix's format)",
               [](CLI::App& app) -> std::function<int()> {
                 auto f = std::make_shared<ImatrixFlags>();
                 app.add_option("-m,--model", f->model, "model file (GGUF), or a folder holding one")

@@ -189,7 +189,7 @@ struct InspectFlags {
   bool as_json = false;
 };
 
-Register reg{{"inspect", "Show what a GGUF file holds: architecture, hyperparameters, tokenizer, tensors",
+Register inspect_reg{{"inspect", "Show what a GGUF file holds: architecture, hyperparameters, tokenizer, tensors",
               [](CLI::App& app) -> std::function<int()> {
                 auto flags = std::make_shared<InspectFlags>();
                 app.add_option("file,-m,--model", flags->file,

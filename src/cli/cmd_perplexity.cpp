@@ -44,7 +44,7 @@ int perplexity(const PerplexityFlags& f) {
   return kExitOk;
 }
 
-Register reg{{"perplexity", "Perplexity of a text (llama-perplexity's protocol), or KL divergence against a reference",
+Register perplexity_reg{{"perplexity", "Perplexity of a text (llama-perplexity's protocol), or KL divergence against a reference",
               [](CLI::App& app) -> std::function<int()> {
                 auto f = std::make_shared<PerplexityFlags>();
                 app.add_option("-m,--model", f->model, "model file (GGUF), or a folder holding one")

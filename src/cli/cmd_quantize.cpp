@@ -112,7 +112,7 @@ int run_quantize(QuantizeArgs args) {
   return kExitOk;
 }
 
-std::function<int()> setup(CLI::App& app) {
+std::function<int()> setup_quantize(CLI::App& app) {
   auto args = std::make_shared<QuantizeArgs>();
   app.add_option("input", args->opts.input, "GGUF file to read (F32, F16, BF16, or quantized with "
                                             "--allow-requantize)")
@@ -175,7 +175,7 @@ std::function<int()> setup(CLI::App& app) {
   return [args] { return run_quantize(*args); };
 }
 
-Register reg{{"quantize", "re-encode a GGUF model to another type with llama.cpp's per-tensor rules", setup}};
+Register quantize_reg{{"quantize", "re-encode a GGUF model to another type with llama.cpp's per-tensor rules", setup_quantize}};
 
 }  // namespace
 }  // namespace synapse::cli

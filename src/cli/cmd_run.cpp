@@ -385,7 +385,7 @@ int run(const RunFlags& f) {
 const RegisterDashAlias model_draft_alias{"-md", "--model-draft"};
 const RegisterDashAlias parallel_alias{"-np", "--parallel"};
 
-Register reg{{"run", "Generate tokens from a prompt through the region scheduler",
+Register run_reg{{"run", "Generate tokens from a prompt through the region scheduler",
               [](CLI::App& app) -> std::function<int()> {
                 auto f = std::make_shared<RunFlags>();
                 app.add_option("-m,--model", f->model,

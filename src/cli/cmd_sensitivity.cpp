@@ -80,7 +80,7 @@ int sensitivity(const SensitivityFlags& f) {
   return kExitOk;
 }
 
-Register reg{{"sensitivity", "How much each region's precision (and each layer) matters: KL and perplexity per type",
+Register sensitivity_reg{{"sensitivity", "How much each region's precision (and each layer) matters: KL and perplexity per type",
               [](CLI::App& app) -> std::function<int()> {
                 auto f = std::make_shared<SensitivityFlags>();
                 app.add_option("-m,--model", f->model, "model file (GGUF, best unquantized: F16/BF16/F32)")

@@ -183,9 +183,9 @@ int serve_model(ServeFlags f) {
   return kExitOk;  // the evaluator, going, stops the other ranks
 }
 
-const RegisterDashAlias parallel_alias{"-np", "--parallel"};
+const RegisterDashAlias serve_parallel_alias{"-np", "--parallel"};
 
-Register reg{{"serve", "OpenAI-compatible HTTP server with continuous batching and a chat page",
+Register serve_reg{{"serve", "OpenAI-compatible HTTP server with continuous batching and a chat page",
               [](CLI::App& app) -> std::function<int()> {
                 auto f = std::make_shared<ServeFlags>();
                 app.add_option("-m,--model", f->model, "GGUF model file with a vocabulary, or a folder holding one")

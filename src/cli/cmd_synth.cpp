@@ -39,7 +39,7 @@ int run_synth(const SynthArgs& args) {
   return kExitOk;
 }
 
-std::function<int()> setup(CLI::App& app) {
+std::function<int()> setup_synth(CLI::App& app) {
   auto args = std::make_shared<SynthArgs>();
   SynthOptions& o = args->opts;
   app.add_option("--arch", o.arch,
@@ -98,7 +98,7 @@ std::function<int()> setup(CLI::App& app) {
   return [args] { return run_synth(*args); };
 }
 
-Register reg{{"synth", "write a random-weight GGUF of a real architecture (for tests)", setup}};
+Register synth_reg{{"synth", "write a random-weight GGUF of a real architecture (for tests)", setup_synth}};
 
 }  // namespace
 }  // namespace synapse::cli

@@ -19,7 +19,7 @@
 namespace synapse::calibrate {
 namespace {
 
-std::string synth_tiny(const test::TempDir& dir, const std::string& arch) {
+std::string synth_model_file(const test::TempDir& dir, const std::string& arch) {
   SynthOptions options;
   options.arch = arch;
   const std::string path = dir.file(arch + ".gguf");
@@ -35,7 +35,7 @@ const PrecisionGroup& group_named(const std::vector<PrecisionGroup>& groups, con
 
 TEST(PrecisionGroups, DenseLayersGiveAttentionAndMlpGroupsOfTheirMatrices) {
   const test::TempDir dir;
-  const Model model = load_model(synth_tiny(dir, "llama"));
+  const Model model = load_model(synth_model_file(dir, "llama"));
   const std::vector<PrecisionGroup> groups = precision_groups(model.graph);
   ASSERT_EQ(groups.size(), 1u + 2u * 2u);  // tied embedding; two layers
   EXPECT_EQ(groups[0].name, "Embedding");
@@ -48,7 +48,7 @@ TEST(PrecisionGroups, DenseLayersGiveAttentionAndMlpGroupsOfTheirMatrices) {
 
 TEST(PrecisionGroups, ExpertsOfALayerAreOneGroupOfMergedTensors) {
   const test::TempDir dir;
-  const Model model = load_model(synth_tiny(dir, "olmoe"));
+  const Model model = load_model(synth_model_file(dir, "olmoe"));
   const std::vector<PrecisionGroup> groups = precision_groups(model.graph);
   const PrecisionGroup& experts = group_named(groups, "Experts(0)");
   EXPECT_EQ(experts.tensors, (std::vector<std::string>{"blk.0.ffn_gate_exps.weight", "blk.0.ffn_up_exps.weight",
@@ -59,7 +59,7 @@ TEST(PrecisionGroups, ExpertsOfALayerAreOneGroupOfMergedTensors) {
 
 TEST(PrecisionGroups, WithEncodingReencodesExactlyTheGroupAndStillRuns) {
   const test::TempDir dir;
-  const Model model = load_model(synth_tiny(dir, "olmoe"));
+  const Model model = load_model(synth_model_file(dir, "olmoe"));
   const std::vector<PrecisionGroup> groups = precision_groups(model.graph);
   const PrecisionGroup& experts = group_named(groups, "Experts(1)");
   uint64_t bytes = 0;
@@ -91,7 +91,7 @@ TEST(PrecisionGroups, WithEncodingReencodesExactlyTheGroupAndStillRuns) {
 
 TEST(PrecisionGroups, RegionItemsBecomeTheirTensorsByExactNameInTheirPlace) {
   const test::TempDir dir;
-  const Model model = load_model(synth_tiny(dir, "llama"));
+  const Model model = load_model(synth_model_file(dir, "llama"));
   const std::vector<quant::TensorTypeOverride> items = {
       quant::parse_tensor_type("attn_v=q6_K"), quant::parse_tensor_type("region:Attention(*)=q8_0"),
       quant::parse_tensor_type("region:mlp(1)=q4_0")};

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "chat/chat_template.h"
+#include "support/test_files.h"
 #include "synapse/error.h"
 
 namespace synapse::chat {
@@ -18,14 +19,7 @@ namespace {
 
 const std::filesystem::path kDataDir = std::filesystem::path(SYNAPSE_SOURCE_DIR) / "tests/data/chat_templates";
 
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-nlohmann::json read_json(const std::string& name) { return nlohmann::json::parse(read_text(kDataDir / name)); }
+nlohmann::json read_json(const std::string& name) { return nlohmann::json::parse(test::read_text(kDataDir / name)); }
 
 TEST(ChatTemplateGoldens, EveryGoldenRendersByteForByteOrRaisesTheSameError) {
   const nlohmann::json spec = read_json("conversations.json");
@@ -39,7 +33,7 @@ TEST(ChatTemplateGoldens, EveryGoldenRendersByteForByteOrRaisesTheSameError) {
     SCOPED_TRACE(family + " / " + conversation + " / add_generation_prompt=" +
                  (golden["add_generation_prompt"].get<bool>() ? "true" : "false"));
     if (!templates.count(family)) {
-      templates.emplace(family, ChatTemplate::parse(read_text(kDataDir / (family + ".jinja"))));
+      templates.emplace(family, ChatTemplate::parse(test::read_text(kDataDir / (family + ".jinja"))));
     }
     std::vector<ChatMessage> messages;
     for (const auto& m : spec["conversations"][conversation]) messages.push_back({m["role"], m["content"]});

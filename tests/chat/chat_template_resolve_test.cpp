@@ -9,19 +9,13 @@
 #include "format/gguf_reader.h"
 #include "format/gguf_writer.h"
 #include "support/command_runner.h"
+#include "support/test_files.h"
 #include "synapse/error.h"
 
 namespace synapse::chat {
 namespace {
 
-const std::filesystem::path kDataDir = std::filesystem::path(SYNAPSE_SOURCE_DIR) / "tests/data/chat_templates";
-
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+const std::filesystem::path kTemplateDir = std::filesystem::path(SYNAPSE_SOURCE_DIR) / "tests/data/chat_templates";
 
 std::filesystem::path write_temp(const std::string& name, const std::string& text) {
   const std::filesystem::path path = std::filesystem::path(testing::TempDir()) / name;
@@ -34,7 +28,7 @@ TEST(ChatTemplateBuiltins, EveryBuiltinNameIsTheVerbatimTemplateFile) {
        {"chatml", "llama2", "llama3", "llama3.2", "mistral", "qwen2.5", "qwen3", "smollm2", "tinyllama", "olmoe"}) {
     const auto source = builtin_chat_template(name);
     ASSERT_TRUE(source.has_value()) << name;
-    EXPECT_EQ(*source, read_text(kDataDir / (std::string(name) + ".jinja"))) << name;
+    EXPECT_EQ(*source, test::read_text(kTemplateDir / (std::string(name) + ".jinja"))) << name;
     EXPECT_NO_THROW(ChatTemplate::parse(*source)) << name;
   }
 }

@@ -9,18 +9,12 @@
 
 #include "exec/region_trace_summary.h"
 #include "support/command_runner.h"
+#include "support/test_files.h"
 #include "support/tiny_model.h"
 #include "synapse/error.h"
 
 namespace synapse {
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 TEST(TraceCli, RunTraceHasSkippedExpertsAndTraceSummarizesThem) {
   test::TempDir dir;
@@ -49,13 +43,13 @@ TEST(TraceCli, RunTraceHasSkippedExpertsAndTraceSummarizesThem) {
     for (uint64_t c : counts) total += c;
     EXPECT_GE(total, 3u * 2u) << layer;  // decode steps run exactly 2; the prompt step at least 2
   }
-  EXPECT_NE(read_text(trace).find("\"outcome\":\"Skipped\""), std::string::npos);
+  EXPECT_NE(test::read_text(trace).find("\"outcome\":\"Skipped\""), std::string::npos);
 
   auto out = test::run_synapse({"trace", trace, "--heatmap", svg});
   ASSERT_EQ(out.exit_code, 0);
   EXPECT_NE(out.out.find("steps 4, tokens 6, regions 16"), std::string::npos) << out.out;
   EXPECT_NE(out.out.find("layer 1:"), std::string::npos) << out.out;
-  const std::string heat = read_text(svg);
+  const std::string heat = test::read_text(svg);
   EXPECT_EQ(heat.rfind("<svg", 0), 0u);
   EXPECT_NE(heat.find("#dde7f0"), std::string::npos);  // skipped cells
 }

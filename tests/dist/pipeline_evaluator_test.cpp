@@ -22,7 +22,7 @@ namespace {
 
 constexpr int kRequests = 8;
 
-exec::SessionOptions cpu_options() {
+exec::SessionOptions evaluator_options() {
   exec::SessionOptions options;
   options.kernels = exec::cpu_kernel_registry({1, cpu::best_cpu_target()});
   options.logits_rows = kRequests;
@@ -71,12 +71,12 @@ std::vector<std::vector<int32_t>> serve_over_ranks(const Model& model, const Tok
   std::vector<std::future<void>> later;
   for (int r = 1; r < ranks; ++r)
     later.push_back(std::async(std::launch::async, [&, r] {
-      PipelineRank rank(*endpoints[static_cast<size_t>(r)], model, cpu_options(), pipeline);
+      PipelineRank rank(*endpoints[static_cast<size_t>(r)], model, evaluator_options(), pipeline);
       serve_later_stage(rank);
     }));
   std::vector<std::vector<int32_t>> out;
   {
-    PipelineRank rank(*endpoints[0], model, cpu_options(), pipeline);
+    PipelineRank rank(*endpoints[0], model, evaluator_options(), pipeline);
     PipelineEvaluator evaluator(rank);
     EXPECT_EQ(evaluator.depth(), ranks);  // a step per rank in flight
     out = serve_all(evaluator, tokenizer);
@@ -90,7 +90,7 @@ TEST(PipelineEvaluator, AServersRequestsOverRanksGetTheirSingleProcessTokens) {
   const std::string path = test::write_tiny_layers(dir, "qwen2", 4, 9);
   const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(path);
   const Model model = load_model(path, LoadOptions{.max_ctx = 256, .chunk = 32});
-  exec::Session session(model, cpu_options());
+  exec::Session session(model, evaluator_options());
   exec::SessionEvaluator local(session);
   const std::vector<std::vector<int32_t>> expected = serve_all(local, *tokenizer);
   ASSERT_EQ(expected.back().size(), static_cast<size_t>(request(kRequests - 1).max_tokens));
@@ -106,7 +106,7 @@ TEST(PipelineEvaluator, AStepALaterRankCannotRunFailsItsRequestsAndTheServerGoes
   const std::unique_ptr<Tokenizer> tokenizer = load_tokenizer(path);
   const Model model = load_model(path, LoadOptions{.max_ctx = 256, .chunk = 32});
   serve::JobRequest small = request(1);
-  exec::Session session(model, cpu_options());
+  exec::Session session(model, evaluator_options());
   exec::SessionEvaluator local(session);
   serve::ServerMetrics metrics;
   serve::BatchEngine alone(local, *tokenizer, metrics, {.slots = 1, .end_ids = {}});
@@ -117,7 +117,7 @@ TEST(PipelineEvaluator, AStepALaterRankCannotRunFailsItsRequestsAndTheServerGoes
 
   // Rank 1 (layers 2-3) may hold the KV of a few pages and no more.
   const PipelineOptions pipeline{.ranges = {{0, 2}, {2, 4}}, .sequences = kRequests};
-  exec::SessionOptions limited = cpu_options();
+  exec::SessionOptions limited = evaluator_options();
   limited.kv.page_rows = 16;
   limited.memory.kv_positions = 16;
   {
@@ -134,7 +134,7 @@ TEST(PipelineEvaluator, AStepALaterRankCannotRunFailsItsRequestsAndTheServerGoes
     serve_later_stage(rank);
   });
   {
-    PipelineRank rank(*first, model, cpu_options(), pipeline);
+    PipelineRank rank(*first, model, evaluator_options(), pipeline);
     PipelineEvaluator evaluator(rank);
     serve::BatchEngine engine(evaluator, *tokenizer, metrics, {.slots = 2, .end_ids = {}});
     serve::JobRequest long_prompt = request(2);

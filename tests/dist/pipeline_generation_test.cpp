@@ -32,7 +32,7 @@ const SamplingParams kGreedy = [] {
   return p;
 }();
 
-exec::SessionOptions cpu_options(int sequences = 1) {
+exec::SessionOptions rank_options(int sequences = 1) {
   exec::SessionOptions options;
   options.kernels = exec::cpu_kernel_registry({1, cpu::best_cpu_target()});
   options.logits_rows = sequences;
@@ -45,7 +45,7 @@ Model synth_layers(const test::TempDir& dir, const std::string& arch, uint32_t n
 }
 
 std::vector<int32_t> single_process(const Model& model, const SamplingParams& sampling, int32_t n) {
-  exec::Session session(model, cpu_options());
+  exec::Session session(model, rank_options());
   Sampler sampler(sampling, static_cast<int32_t>(session.vocab()));
   GenerationOptions options;
   options.n_predict = n;
@@ -54,7 +54,7 @@ std::vector<int32_t> single_process(const Model& model, const SamplingParams& sa
 
 std::vector<std::vector<int32_t>> single_process_parallel(const Model& model, const SamplingParams& sampling,
                                                           int32_t n, int sequences) {
-  exec::Session session(model, cpu_options(sequences));
+  exec::Session session(model, rank_options(sequences));
   GenerationOptions options;
   options.n_predict = n;
   return generate_parallel(session, sampling, kPrompt, sequences, options);
@@ -76,7 +76,7 @@ std::vector<std::vector<int32_t>> pipelined_sequences(const Model& model, const 
   for (int r = 0; r < ranks; ++r) {
     const PipelineOptions own = per_rank.empty() ? pipeline : per_rank[static_cast<size_t>(r)];
     results.push_back(std::async(std::launch::async, [&, own, r] {
-      return PipelineRank(*endpoints[static_cast<size_t>(r)], model, cpu_options(own.sequences), own)
+      return PipelineRank(*endpoints[static_cast<size_t>(r)], model, rank_options(own.sequences), own)
           .generate(sampling, kPrompt, options);
     }));
   }
@@ -160,7 +160,7 @@ TEST(PipelineGenerationStops, ASequenceEndsAtAStopTokenWhileTheOthersGoOn) {
     ++at;
   ASSERT_LT(at, free_run[1].size());
   const int32_t stop = free_run[1][at];
-  exec::Session session(model, cpu_options(3));
+  exec::Session session(model, rank_options(3));
   GenerationOptions options;
   options.n_predict = 8;
   options.stop_tokens = {stop};
@@ -173,9 +173,9 @@ TEST(PipelineGenerationStops, ASequenceEndsAtAStopTokenWhileTheOthersGoOn) {
   for (int r = 0; r < 2; ++r) endpoints.push_back(hub.endpoint(r));
   const PipelineOptions pipeline{.ranges = {{0, 2}, {2, 4}}, .sequences = 3};
   auto later = std::async(std::launch::async, [&] {
-    return PipelineRank(*endpoints[1], model, cpu_options(3), pipeline).generate(sampled_params(), kPrompt, options);
+    return PipelineRank(*endpoints[1], model, rank_options(3), pipeline).generate(sampled_params(), kPrompt, options);
   });
-  got = PipelineRank(*endpoints[0], model, cpu_options(3), pipeline).generate(sampled_params(), kPrompt, options);
+  got = PipelineRank(*endpoints[0], model, rank_options(3), pipeline).generate(sampled_params(), kPrompt, options);
   EXPECT_TRUE(later.get().empty());
   EXPECT_EQ(got, expected);
 }
@@ -193,11 +193,11 @@ TEST(PipelineGenerationRepeats, EachGenerationOnTheSameRanksStartsAfresh) {
   GenerationOptions options;
   options.n_predict = 6;
   auto later = std::async(std::launch::async, [&] {
-    PipelineRank rank(*second, model, cpu_options(2), pipeline);
+    PipelineRank rank(*second, model, rank_options(2), pipeline);
     for (int i = 0; i < 3; ++i) rank.generate(sampled_params(), kPrompt, options);
     return rank.session().position();
   });
-  PipelineRank rank(*first, model, cpu_options(2), pipeline);
+  PipelineRank rank(*first, model, rank_options(2), pipeline);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(rank.generate(sampled_params(), kPrompt, options), expected) << i;
   EXPECT_EQ(later.get(), 0);
 }
@@ -283,10 +283,10 @@ TEST(PipelineGenerationErrors, RanksAndRangesMustAgree) {
   const Model model = synth_layers(dir, "llama", 4);
   test::LoopbackHub hub(3);
   auto endpoint = hub.endpoint(0);
-  EXPECT_THROW(PipelineRank(*endpoint, model, cpu_options(), {.ranges = {{0, 2}, {2, 4}}}), Error);
+  EXPECT_THROW(PipelineRank(*endpoint, model, rank_options(), {.ranges = {{0, 2}, {2, 4}}}), Error);
   test::LoopbackHub pair(2);
   auto first = pair.endpoint(0);
-  EXPECT_THROW(PipelineRank(*first, model, cpu_options(2), {.ranges = {{0, 2}, {2, 4}}, .sequences = 3}),
+  EXPECT_THROW(PipelineRank(*first, model, rank_options(2), {.ranges = {{0, 2}, {2, 4}}, .sequences = 3}),
                Error);  // more sequences than the session's logits rows
 }
 

@@ -14,6 +14,7 @@
 
 #include "encoding/encoding.h"
 #include "encoding/fp16.h"
+#include "support/gaussian_row.h"
 #include "synapse/error.h"
 
 #include "encoding/codec_list.h"
@@ -159,14 +160,6 @@ TEST(EncodingKnownBlocks, Q6_KIsSignedScaleTimesSixBitLevelMinus32) {
 
 // ---------------------------------------------------------------- round trips
 
-std::vector<float> gaussian_row(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> x(n);
-  for (float& v : x) v = dist(rng);
-  return x;
-}
-
 // Quantizes and dequantizes x, checking the encoder writes exactly
 // row_bytes bytes (a guard region after the row stays untouched).
 std::vector<float> round_trip(Encoding e, const std::vector<float>& x) {
@@ -210,7 +203,7 @@ TEST(EncodingRoundTrip, GaussianRowsStayWithinPerTypeErrorBound) {
     for (int64_t n : {int64_t{96}, int64_t{256}, int64_t{768}, int64_t{4096}}) {
       // 96 is three legacy blocks but not a whole K-quant super-block.
       if (n % block != 0) continue;
-      const auto x = gaussian_row(n, static_cast<uint32_t>(n) + static_cast<uint32_t>(b.e));
+      const auto x = test::gaussian_row(n, static_cast<uint32_t>(n) + static_cast<uint32_t>(b.e));
       const double err = relative_rms_error(x, round_trip(b.e, x));
       EXPECT_LE(err, b.max_relative_rms) << encoding_info(b.e).name << " n=" << n;
     }
@@ -227,7 +220,7 @@ TEST(EncodingRoundTrip, AllZeroRowsDecodeToExactZeros) {
 TEST(EncodingRoundTrip, OneHugeValueIsKeptAndNothingBecomesNonFinite) {
   for (Encoding e : kCodecs) {
     SCOPED_TRACE(encoding_info(e).name);
-    auto x = gaussian_row(512, 3);
+    auto x = test::gaussian_row(512, 3);
     for (float& v : x) v *= 0.01f;
     x[7] = 1000.0f;
     x[300] = -2000.0f;
@@ -240,7 +233,7 @@ TEST(EncodingRoundTrip, OneHugeValueIsKeptAndNothingBecomesNonFinite) {
 
 TEST(EncodingRoundTrip, NegativeOnlyRowsStayWithinBound) {
   for (const Bound& b : kBounds) {
-    auto x = gaussian_row(512, 11);
+    auto x = test::gaussian_row(512, 11);
     for (float& v : x) v = -1.0f - std::fabs(v);
     const double err = relative_rms_error(x, round_trip(b.e, x));
     EXPECT_LE(err, b.max_relative_rms) << encoding_info(b.e).name;
@@ -258,7 +251,7 @@ TEST(EncodingRoundTrip, ConstantRowsDecodeCloseToTheConstant) {
 
 TEST(EncodingRoundTrip, DequantizingTwiceGivesIdenticalFloats) {
   for (Encoding e : kCodecs) {
-    const auto x = gaussian_row(512, 5);
+    const auto x = test::gaussian_row(512, 5);
     EXPECT_EQ(round_trip(e, x), round_trip(e, x)) << encoding_info(e).name;
   }
 }

@@ -11,6 +11,7 @@
 #include "encoding/encoding.h"
 #include "encoding/parity_row.h"
 #include "support/byte_hash.h"
+#include "support/gaussian_row.h"
 #include "synapse/error.h"
 
 namespace synapse {
@@ -44,18 +45,10 @@ std::vector<double> squared_errors(Encoding e, const std::vector<float>& x, cons
   return out;
 }
 
-double sum(const std::vector<double>& v) {
+double total(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += x;
   return s;
-}
-
-std::vector<float> gaussian_row(size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(n);
-  for (float& v : x) v = normal(rng);
-  return x;
 }
 
 // FNV-1a of what ggml_quantize_chunk writes for parity_row(1024) with
@@ -86,18 +79,18 @@ TEST(WeightedEncoding, EncodingsWithoutAWeightedFitIgnoreTheImportance) {
 // ggml then still weighs each element by sqrt(sigma2 + x^2) and searches
 // more grid scales, so the bytes differ, and the fit is at least as close.
 TEST(WeightedEncoding, EqualImportanceGivesOtherBytesAndNoLargerError) {
-  const auto x = gaussian_row(4096, 7);
+  const auto x = test::gaussian_row(4096, 7);
   const std::vector<float> equal(x.size(), 1.0f);
   for (Encoding e : kWeighted) {
     EXPECT_NE(encode(e, x, &equal), encode(e, x, nullptr)) << encoding_info(e).name;
-    EXPECT_LE(sum(squared_errors(e, x, &equal)), sum(squared_errors(e, x, nullptr))) << encoding_info(e).name;
+    EXPECT_LE(total(squared_errors(e, x, &equal)), total(squared_errors(e, x, nullptr))) << encoding_info(e).name;
   }
 }
 
 // Importance is what the fit spends its accuracy on: columns weighted 1000
 // times more come out closer than with equal weights, and the others pay.
 TEST(WeightedEncoding, ImportantColumnsComeOutCloser) {
-  const auto x = gaussian_row(4096, 8);
+  const auto x = test::gaussian_row(4096, 8);
   const std::vector<float> equal(x.size(), 1.0f);
   std::vector<float> skewed(x.size(), 1.0f);
   for (size_t i = 0; i < x.size(); i += 8) skewed[i] = 1000.0f;

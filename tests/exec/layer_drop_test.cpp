@@ -24,7 +24,7 @@ namespace synapse::exec {
 namespace {
 
 
-SessionOptions cpu_options(std::vector<uint32_t> drop = {}) {
+SessionOptions drop_options(std::vector<uint32_t> drop = {}) {
   SessionOptions options;
   options.kernels = cpu_kernel_registry({2, cpu::best_cpu_target()});
   options.all_logits = true;
@@ -123,12 +123,12 @@ INSTANTIATE_TEST_SUITE_P(Arches, EveryLayerDropped, ::testing::Values("llama", "
 TEST(SessionLayerDrop, CpuKernelsMatchTheReferenceKernelWithALayerDropped) {
   const test::TempDir dir;
   const Model model = load_model(test::write_tiny_layers(dir, "qwen2moe", 3, 7));
-  Session cpu(model, cpu_options({1}));
+  Session cpu(model, drop_options({1}));
   SessionOptions reference_options;
   reference_options.all_logits = true;
   reference_options.drop_layers = {1};
   Session reference(model, reference_options);
-  Session full(model, cpu_options());
+  Session full(model, drop_options());
   const std::vector<float> got = cpu.eval_all(kTokens), want = reference.eval_all(kTokens);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 2e-3f) << i;
@@ -138,8 +138,8 @@ TEST(SessionLayerDrop, CpuKernelsMatchTheReferenceKernelWithALayerDropped) {
 TEST(SessionLayerDrop, DroppedLayerReadsNoWeightsWritesNoKvAndIsQualityBounded) {
   const test::TempDir dir;
   const Model model = load_model(test::write_tiny_layers(dir, "olmoe", 2, 7));
-  Session full(model, cpu_options());
-  Session dropped(model, cpu_options({0}));
+  Session full(model, drop_options());
+  Session dropped(model, drop_options({0}));
   std::vector<RegionEvent> events;
   dropped.scheduler().set_listener(
       [&events](const RegionEvent& e, std::span<const TensorRef>) { events.push_back(e); });
@@ -165,7 +165,7 @@ TEST(SessionLayerDrop, DroppedLayerReadsNoWeightsWritesNoKvAndIsQualityBounded) 
 TEST(SessionLayerDrop, PagedSessionNeverLoadsADroppedLayersWeights) {
   const test::TempDir dir;
   const Model model = load_model(test::write_tiny_layers(dir, "llama", 2, 7));
-  SessionOptions options = cpu_options({1});
+  SessionOptions options = drop_options({1});
   Session resident(model, options);
   // Less than the working set and the weights the plan keeps: some page.
   const MemoryAdmission& admission = resident.memory();

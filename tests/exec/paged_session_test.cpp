@@ -33,14 +33,14 @@ std::string synth(const test::TempDir& dir, SynthOptions options) {
 }
 
 // The tiny preset of `arch` in q8_0.
-std::string synth_tiny(const test::TempDir& dir, const std::string& arch) {
+std::string synth_q8_model(const test::TempDir& dir, const std::string& arch) {
   SynthOptions options;
   options.arch = arch;
   options.type = "q8_0";
   return synth(dir, options);
 }
 
-SessionOptions cpu_options() {
+SessionOptions all_logits_options() {
   SessionOptions options;
   options.kernels = cpu_kernel_registry({2, cpu::best_cpu_target()});
   options.all_logits = true;
@@ -81,7 +81,7 @@ std::vector<float> run(const Model& model, const SessionOptions& options) {
 }
 
 void expect_paged_run_is_resident_run(const Model& model, SessionOptions paged) {
-  const std::vector<float> resident = run(model, cpu_options());
+  const std::vector<float> resident = run(model, all_logits_options());
   Session probe(model, paged);
   ASSERT_TRUE(probe.memory().plan.paging) << probe.memory_plan();
   const std::vector<float> logits = run(model, paged);
@@ -96,7 +96,7 @@ TEST(PagedSession, DenseCapacityModeAtFortyPercentOfWeightsGivesTheResidentBits)
   o.type = "q8_0";
   o.n_layer = 4;
   const Model model = load_model(synth(dir, o));
-  SessionOptions paged = cpu_options();
+  SessionOptions paged = all_logits_options();
   paged.memory.slice_bytes = 64 << 10;  // the table and logits in several slices
   const Session resident(model, paged);
   paged.memory.budget.bytes = budget_for(model, paged, resident.memory().plan.weight_bytes * 2 / 5);
@@ -112,8 +112,8 @@ class ExpertPagedSession : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ExpertPagedSession, ThirtyPercentOfExpertBytesGivesTheResidentBits) {
   test::TempDir dir;
-  const Model model = load_model(synth_tiny(dir, GetParam()));
-  expect_paged_run_is_resident_run(model, experts_at_thirty_percent(model, cpu_options()));
+  const Model model = load_model(synth_q8_model(dir, GetParam()));
+  expect_paged_run_is_resident_run(model, experts_at_thirty_percent(model, all_logits_options()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Arches, ExpertPagedSession, ::testing::Values("olmoe", "mixtral", "qwen2moe", "qwen3moe"));
@@ -130,7 +130,7 @@ TEST(ExpertPagedSession, MidSizeOlmoeWithSixtyFourExpertsAtThirtyPercentGivesThe
   o.n_expert_used = 8;
   const Model model = load_model(synth(dir, o));
   for (const char* policy : {"lru", "lfu"}) {
-    SessionOptions options = cpu_options();
+    SessionOptions options = all_logits_options();
     options.memory.residency.policy = policy;
     expect_paged_run_is_resident_run(model, experts_at_thirty_percent(model, options));
   }
@@ -138,8 +138,8 @@ TEST(ExpertPagedSession, MidSizeOlmoeWithSixtyFourExpertsAtThirtyPercentGivesThe
 
 TEST(PagedSession, BudgetBelowTheLargestRegionIsRejectedBeforeAnyCompute) {
   test::TempDir dir;
-  const Model model = load_model(synth_tiny(dir, "llama"));
-  SessionOptions options = cpu_options();
+  const Model model = load_model(synth_q8_model(dir, "llama"));
+  SessionOptions options = all_logits_options();
   const Session resident(model, options);
   options.memory.budget.bytes = budget_for(model, options, resident.memory().plan.min_pool_bytes - 1);
   try {
@@ -161,8 +161,8 @@ TEST(PagedSession, BudgetBelowTheLargestRegionIsRejectedBeforeAnyCompute) {
 
 TEST(PagedSession, PagedDecodeStepsAllocateNothing) {
   test::TempDir dir;
-  const Model model = load_model(synth_tiny(dir, "olmoe"));
-  Session session(model, experts_at_thirty_percent(model, cpu_options()));
+  const Model model = load_model(synth_q8_model(dir, "olmoe"));
+  Session session(model, experts_at_thirty_percent(model, all_logits_options()));
   session.scheduler().set_listener([](const RegionEvent&, std::span<const TensorRef>) {});
   session.eval(std::vector<int32_t>{1, 2, 3});
   const std::vector<int32_t> tokens{4, 5, 6, 7, 8, 9, 10, 11};
@@ -183,8 +183,8 @@ SessionOptions kv_from_the_pool(SessionOptions options) {
 
 TEST(PagedSession, KvPagesComeOutOfTheWeightCacheAndGoBackWithTheResidentBits) {
   test::TempDir dir;
-  const Model model = load_model(synth_tiny(dir, "olmoe"));
-  const SessionOptions options = experts_at_thirty_percent(model, kv_from_the_pool(cpu_options()));
+  const Model model = load_model(synth_q8_model(dir, "olmoe"));
+  const SessionOptions options = experts_at_thirty_percent(model, kv_from_the_pool(all_logits_options()));
   expect_paged_run_is_resident_run(model, options);
   Session session(model, options);
   const memory::MemoryLedger& ledger = session.memory().ledger;
@@ -213,14 +213,14 @@ TEST(PagedSession, KvPagesComeOutOfTheWeightCacheAndGoBackWithTheResidentBits) {
 
 TEST(PagedSession, KvPageTheWeightCacheCannotGiveFailsWithKvAndTheSessionStaysUsable) {
   test::TempDir dir;
-  const Model model = load_model(synth_tiny(dir, "olmoe"));
-  SessionOptions options = kv_from_the_pool(cpu_options());
+  const Model model = load_model(synth_q8_model(dir, "olmoe"));
+  SessionOptions options = kv_from_the_pool(all_logits_options());
   {
     const Session resident(model, options);
     // The pool can shrink to one region and no further.
     options.memory.budget.bytes = budget_for(model, options, resident.memory().plan.min_pool_bytes);
   }
-  Session session(model, options), fresh(model, cpu_options());
+  Session session(model, options), fresh(model, all_logits_options());
   ASSERT_TRUE(session.memory().plan.paging);
   const std::vector<int32_t> prompt{1, 2, 3};
   session.eval(std::span(prompt).first(2));  // the first page of each slot
@@ -282,8 +282,8 @@ void expect_read_error_leaves_the_session_as_before(Session& session, Session& r
 
 TEST(PagedSession, ReadErrorFailsTheEvalAndLeavesTheSessionUsable) {
   test::TempDir dir;
-  const Model model = load_model(synth_tiny(dir, "llama"));
-  SessionOptions paged = cpu_options();
+  const Model model = load_model(synth_q8_model(dir, "llama"));
+  SessionOptions paged = all_logits_options();
   const Session resident(model, paged);
   paged.memory.budget.bytes = budget_for(model, paged, resident.memory().plan.min_pool_bytes * 2);
   std::atomic<bool> fail{false};
@@ -292,14 +292,14 @@ TEST(PagedSession, ReadErrorFailsTheEvalAndLeavesTheSessionUsable) {
   };
   paged.memory.prefetch_depth = 0;
   Session session(model, paged);
-  Session reference(model, cpu_options());
+  Session reference(model, all_logits_options());
   expect_read_error_leaves_the_session_as_before(session, reference, fail, {5, 6, 7});
 }
 
 TEST(PagedSession, ReadErrorLoadingASlicedExpertLeavesTheSessionAsBefore) {
   test::TempDir dir;
-  const Model model = load_model(synth_tiny(dir, "mixtral"));
-  SessionOptions paged = cpu_options();
+  const Model model = load_model(synth_q8_model(dir, "mixtral"));
+  SessionOptions paged = all_logits_options();
   uint64_t largest_expert = 0;
   {
     const Session resident(model, paged);
@@ -326,7 +326,7 @@ TEST(PagedSession, ReadErrorLoadingASlicedExpertLeavesTheSessionAsBefore) {
     return std::make_unique<FailingFile>(path, direct, &fail, begin, end);
   };
   Session session(model, paged);
-  Session reference(model, cpu_options());
+  Session reference(model, all_logits_options());
   // A chunk of tokens: the experts run on the tokens gathered for them.
   expect_read_error_leaves_the_session_as_before(session, reference, fail, {1, 17, 300, 42, 5, 99, 260});
   const int32_t next = 7;

@@ -21,7 +21,7 @@ namespace synapse::exec {
 namespace {
 
 
-SessionOptions cpu_options(std::optional<StageRange> stage = std::nullopt) {
+SessionOptions stage_options(std::optional<StageRange> stage = std::nullopt) {
   SessionOptions options;
   options.kernels = cpu_kernel_registry({2, cpu::best_cpu_target()});
   options.stage = stage;
@@ -32,7 +32,7 @@ SessionOptions cpu_options(std::optional<StageRange> stage = std::nullopt) {
 // stages, each step's hidden vectors handed from one stage to the next.
 std::vector<std::vector<float>> staged_logits(const Model& model, const std::vector<StageRange>& ranges) {
   std::vector<std::unique_ptr<Session>> stages;
-  for (const StageRange& range : ranges) stages.push_back(std::make_unique<Session>(model, cpu_options(range)));
+  for (const StageRange& range : ranges) stages.push_back(std::make_unique<Session>(model, stage_options(range)));
   std::vector<int32_t> tokens = {1, 17, 300, 42, 7};
   std::vector<std::vector<float>> steps;
   for (int step = 0; step < 8; ++step) {
@@ -58,7 +58,7 @@ TEST_P(PipelineStages, TwoAndThreeStagesGiveTheWholeModelsLogitsBitForBit) {
   EXPECT_EQ(staged_logits(model, {{0, 2}, {2, 4}}), whole);
   EXPECT_EQ(staged_logits(model, {{0, 1}, {1, 3}, {3, 4}}), whole);
   // The one-stage pipeline is the plain session.
-  Session plain(model, cpu_options());
+  Session plain(model, stage_options());
   const std::span<const float> first = plain.eval(std::vector<int32_t>{1, 17, 300, 42, 7});
   EXPECT_EQ(std::vector<float>(first.begin(), first.end()), whole.front());
 }
@@ -91,7 +91,7 @@ TEST(PipelineStagePlan, AStageReadsOnlyItsLayersWeightsAndSlots) {
 TEST(PipelineStagePlan, StageStepsCheckTheirHiddenVectors) {
   const test::TempDir dir;
   const Model model = load_model(test::write_tiny_layers(dir, "llama", 4, 3));
-  Session second(model, cpu_options(StageRange{2, 4}));
+  Session second(model, stage_options(StageRange{2, 4}));
   const std::vector<int32_t> tokens = {1, 2};
   EXPECT_THROW(second.eval_stage(tokens, {}), Error);
   const std::vector<float> short_hidden(static_cast<size_t>(second.hidden_width()), 0.5f);
@@ -99,12 +99,12 @@ TEST(PipelineStagePlan, StageStepsCheckTheirHiddenVectors) {
   EXPECT_EQ(second.position(), 0);
   // A stage has no whole model's logits to give (the first stage's steps
   // end in hidden vectors, narrower than a logits row).
-  Session first(model, cpu_options(StageRange{0, 2}));
+  Session first(model, stage_options(StageRange{0, 2}));
   EXPECT_THROW(first.eval(tokens), Error);
   EXPECT_THROW(first.eval_last(tokens, 1), Error);
   EXPECT_THROW(second.eval(tokens), Error);
   EXPECT_EQ(first.position(), 0);
-  SessionOptions both = cpu_options(StageRange{0, 2});
+  SessionOptions both = stage_options(StageRange{0, 2});
   both.drop_layers = {1};
   EXPECT_THROW(Session(model, both), Error);
 }

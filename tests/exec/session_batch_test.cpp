@@ -19,7 +19,7 @@
 namespace synapse::exec {
 namespace {
 
-SessionOptions cpu_options(int64_t logits_rows = 1, int64_t page_rows = KvLayout::kDefaultPageRows) {
+SessionOptions batch_options(int64_t logits_rows = 1, int64_t page_rows = KvLayout::kDefaultPageRows) {
   SessionOptions options;
   options.kernels = cpu_kernel_registry({2, cpu::best_cpu_target()});
   options.logits_rows = logits_rows;
@@ -47,7 +47,7 @@ constexpr int kDecodeSteps = 6;
 // Each sequence's logits after its prompt, then after each of its greedy
 // decode steps, evaluated alone.
 std::vector<std::vector<float>> solo_run(const Model& model, int i) {
-  Session session(model, cpu_options());
+  Session session(model, batch_options());
   std::vector<std::vector<float>> rows;
   std::span<const float> logits = session.eval(prompt_of(i));
   for (int step = 0;; ++step) {
@@ -67,7 +67,7 @@ TEST_P(SessionBatch, EverySequenceOfABatchGetsTheBitsOfItsSoloRun) {
   const Model model = load_model(test::write_tiny_model(dir_, GetParam()));
   for (int sequences : {1, 2, 7, 16}) {
     SCOPED_TRACE(std::to_string(sequences) + " sequences");
-    Session session(model, cpu_options(sequences));
+    Session session(model, batch_options(sequences));
     std::vector<SequenceId> ids = {0};
     while (static_cast<int>(ids.size()) < sequences) ids.push_back(session.fork(0));
     std::vector<std::vector<int32_t>> prompts, next(static_cast<size_t>(sequences), std::vector<int32_t>(1));
@@ -102,7 +102,7 @@ INSTANTIATE_TEST_SUITE_P(Archs, SessionBatch, testing::Values("qwen2", "olmoe"))
 TEST(SessionFork, AForkAllocatesNoPageUntilItWritesAndNeitherSeesTheOthersTokens) {
   test::TempDir dir;
   const Model model = load_model(test::write_tiny_model(dir, "llama"));
-  Session session(model, cpu_options(2, 8));
+  Session session(model, batch_options(2, 8));
   const std::vector<int32_t> prefix = {1, 20, 31, 42, 53, 64, 75, 86, 97};  // two pages of 8
   session.eval(prefix);
   const memory::MemoryLedger& ledger = session.memory().ledger;
@@ -128,7 +128,7 @@ TEST(SessionFork, AForkAllocatesNoPageUntilItWritesAndNeitherSeesTheOthersTokens
   EXPECT_EQ(ledger.reserved(memory::MemoryCategory::Kv) - before, one_copy);
 
   // Against sessions that never shared anything.
-  Session alone_a(model, cpu_options()), alone_b(model, cpu_options());
+  Session alone_a(model, batch_options()), alone_b(model, batch_options());
   alone_a.eval(prefix);
   alone_b.eval(prefix);
   EXPECT_TRUE(same_bits(fork_row, alone_a.eval({&a, 1})));
@@ -146,7 +146,7 @@ TEST(SessionBranch, CommitPrefixKeepsKTokensAndRollbackForgetsTheBranch) {
   const std::vector<int32_t> prompt = prompt_of(2), drafts = {7, 8, 9, 10};
   for (int64_t keep : {0, 1, 2, 4}) {
     SCOPED_TRACE("commit " + std::to_string(keep));
-    Session session(model, cpu_options(1, 4));
+    Session session(model, batch_options(1, 4));
     session.eval(prompt);
     session.begin_branch();
     session.eval(drafts);
@@ -156,13 +156,13 @@ TEST(SessionBranch, CommitPrefixKeepsKTokensAndRollbackForgetsTheBranch) {
     // The next token sees exactly the committed prefix.
     const int32_t next = 3;
     const std::span<const float> got = session.eval({&next, 1});
-    Session clean(model, cpu_options(1, 4));
+    Session clean(model, batch_options(1, 4));
     std::vector<int32_t> committed = prompt;
     committed.insert(committed.end(), drafts.begin(), drafts.begin() + keep);
     clean.eval(committed);
     EXPECT_TRUE(same_bits(got, clean.eval({&next, 1})));
   }
-  Session session(model, cpu_options());
+  Session session(model, batch_options());
   EXPECT_THROW(session.commit_prefix(0), Error);  // no branch
   session.eval(prompt);
   session.begin_branch();
@@ -173,7 +173,7 @@ TEST(SessionBranch, CommitPrefixKeepsKTokensAndRollbackForgetsTheBranch) {
 TEST(SessionBatch, RefusesBadBatchesBeforeAnyCompute) {
   test::TempDir dir;
   const Model model = load_model(test::write_tiny_model(dir, "llama"));
-  Session session(model, cpu_options(2));
+  Session session(model, batch_options(2));
   const SequenceId other = session.fork(0);
   const int32_t token = 1;
   const std::span<const int32_t> one(&token, 1);

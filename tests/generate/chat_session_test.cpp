@@ -8,6 +8,7 @@
 
 #include "generate/generation.h"
 #include "model/model.h"
+#include "support/greedy_params.h"
 #include "support/temp_dir.h"
 #include "support/tiny_model.h"
 #include "synapse/error.h"
@@ -21,12 +22,6 @@ constexpr const char* kChatMl =
 
 constexpr int32_t kReplyTokens = 6;
 
-SamplingParams greedy() {
-  SamplingParams p;
-  p.temp = 0.0f;
-  return p;
-}
-
 // The tiny qwen2 model: its vocabulary has ChatML's special tokens.
 class ChatSessionTest : public testing::Test {
  protected:
@@ -35,7 +30,7 @@ class ChatSessionTest : public testing::Test {
         model_(load_model(path_)),
         tokenizer_(load_tokenizer(path_)),
         session_(model_),
-        sampler_(greedy(), static_cast<int32_t>(model_.info.n_vocab)) {}
+        sampler_(test::greedy(), static_cast<int32_t>(model_.info.n_vocab)) {}
 
   ChatSession make_chat() {
     ChatOptions options;
@@ -49,7 +44,7 @@ class ChatSessionTest : public testing::Test {
     const std::string prompt = chat::ChatTemplate::parse(kChatMl).render(messages, chat::RenderOptions{});
     const std::vector<int32_t> ids = tokenizer_->encode(prompt, false, true);
     exec::Session fresh(model_);
-    Sampler sampler(greedy(), static_cast<int32_t>(model_.info.n_vocab));
+    Sampler sampler(test::greedy(), static_cast<int32_t>(model_.info.n_vocab));
     GenerationOptions gen;
     gen.n_predict = kReplyTokens;
     gen.stop_tokens = end_of_turn_ids(tokenizer_->vocabulary());

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "support/alloc_counter.h"
+#include "support/greedy_params.h"
 #include "synapse/error.h"
 
 namespace synapse {
@@ -27,12 +28,6 @@ SamplingParams untruncated(float temp, uint32_t seed = 1234) {
   p.top_p = 1.0f;
   p.min_p = 0.0f;
   p.seed = seed;
-  return p;
-}
-
-SamplingParams greedy() {
-  SamplingParams p;
-  p.temp = 0.0f;
   return p;
 }
 
@@ -68,10 +63,10 @@ ErrorKind error_kind_of(const std::function<void()>& f) {
 
 TEST(SamplerGreedy, ArgmaxWithLowestIdOnTies) {
   const std::vector<float> logits = {1.0f, 3.0f, -2.0f, 3.0f, 2.5f};
-  Sampler zero_temp(greedy(), 5);
+  Sampler zero_temp(test::greedy(), 5);
   EXPECT_EQ(zero_temp.sample(logits), 1);
 
-  SamplingParams negative = greedy();
+  SamplingParams negative = test::greedy();
   negative.temp = -1.0f;
   Sampler negative_temp(negative, 5);
   EXPECT_EQ(negative_temp.sample(logits), 1);
@@ -84,7 +79,7 @@ TEST(SamplerTopK, TopKOneEqualsGreedyAtAnyTemperature) {
     p.top_k = 1;
     p.seed = 7;
     Sampler top1(p, 300);
-    Sampler argmax(greedy(), 300);
+    Sampler argmax(test::greedy(), 300);
     for (uint32_t row = 0; row < 20; ++row) {
       std::vector<float> logits = random_logits(300, row);
       logits[17] = logits[250] = 20.0f + static_cast<float>(row);  // a tie at the top
@@ -208,7 +203,7 @@ TEST(SamplerMinP, DropsTokensBelowMinPTimesMaxProb) {
 }
 
 SamplingParams greedy_with_penalty(float penalty, int32_t last_n) {
-  SamplingParams p = greedy();
+  SamplingParams p = test::greedy();
   p.repeat_penalty = penalty;
   p.repeat_last_n = last_n;
   return p;
@@ -251,7 +246,7 @@ TEST(SamplerPenalty, OffAtOneAndLimitedToLastN) {
 
 TEST(SamplerNaN, NaNAndNegativeInfinityAreNeverPicked) {
   const std::vector<float> logits = {kNaN, 1.0f, -kInf, 0.5f, kNaN};
-  Sampler argmax(greedy(), 5);
+  Sampler argmax(test::greedy(), 5);
   EXPECT_EQ(argmax.sample(logits), 1);
 
   Sampler sampler(untruncated(1.0f), 5);
@@ -271,7 +266,7 @@ TEST(SamplerNaN, AllUnusableIsATypedError) {
   const std::vector<float> logits = {kNaN, -kInf, kNaN};
   Sampler sampler(SamplingParams{}, 3);
   EXPECT_EQ(error_kind_of([&] { sampler.sample(logits); }), ErrorKind::InvalidValue);
-  Sampler argmax(greedy(), 3);
+  Sampler argmax(test::greedy(), 3);
   EXPECT_EQ(error_kind_of([&] { argmax.sample(logits); }), ErrorKind::InvalidValue);
 }
 
@@ -316,7 +311,7 @@ TEST(SamplerAlloc, NoAllocationPerSample) {
   SamplingParams top_p_only = untruncated(0.9f);  // top-p over the full vocabulary
   top_p_only.top_p = 0.9f;
   top_p_only.repeat_penalty = 1.1f;
-  SamplingParams argmax = greedy();
+  SamplingParams argmax = test::greedy();
   argmax.repeat_penalty = 1.1f;
 
   for (const SamplingParams& p : {defaults, top_p_only, untruncated(1.0f), argmax}) {

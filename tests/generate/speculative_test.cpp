@@ -18,6 +18,7 @@
 #include "kernels/cpu/cpu_target.h"
 #include "model/model.h"
 #include "support/command_runner.h"
+#include "support/greedy_params.h"
 #include "support/temp_dir.h"
 #include "support/tiny_model.h"
 #include "synapse/error.h"
@@ -29,13 +30,7 @@ namespace {
 constexpr int32_t kGenerate = 40;
 const std::vector<int32_t> kPrompt = {1, 17, 300, 42, 99, 17, 300, 42, 99, 5};
 
-SamplingParams greedy() {
-  SamplingParams p;
-  p.temp = 0.0f;
-  return p;
-}
-
-exec::SessionOptions cpu_options(int64_t logits_rows = 1) {
+exec::SessionOptions target_options(int64_t logits_rows = 1) {
   exec::SessionOptions options;
   options.kernels = exec::cpu_kernel_registry({2, cpu::best_cpu_target()});
   options.logits_rows = logits_rows;
@@ -85,15 +80,15 @@ class SpeculativeTest : public testing::TestWithParam<std::string> {
   }
 
   std::vector<int32_t> plain(int32_t n = kGenerate) {
-    exec::Session session(*target_, cpu_options());
-    Sampler sampler(greedy(), static_cast<int32_t>(target_->info.n_vocab));
+    exec::Session session(*target_, target_options());
+    Sampler sampler(test::greedy(), static_cast<int32_t>(target_->info.n_vocab));
     return generate(session, sampler, kPrompt, generation(n));
   }
 
   std::vector<int32_t> speculative(Drafter& drafter, int draft_max, SpeculativeStats& stats,
                                    int32_t n = kGenerate) {
-    exec::Session session(*target_, cpu_options(draft_max + 1));
-    Sampler sampler(greedy(), static_cast<int32_t>(target_->info.n_vocab));
+    exec::Session session(*target_, target_options(draft_max + 1));
+    Sampler sampler(test::greedy(), static_cast<int32_t>(target_->info.n_vocab));
     SpeculativeOptions spec;
     spec.draft_max = draft_max;
     return generate_speculative(session, sampler, kPrompt, generation(n), drafter, spec, stats);
@@ -106,7 +101,7 @@ class SpeculativeTest : public testing::TestWithParam<std::string> {
 TEST_P(SpeculativeTest, DraftModelGivesTheTargetsGreedyOutputForAnyDraftMax) {
   const std::vector<int32_t> expected = plain();
   for (int draft_max : {1, 4, 16}) {
-    ModelDrafter drafter(*draft_, cpu_options());
+    ModelDrafter drafter(*draft_, target_options());
     SpeculativeStats stats;
     EXPECT_EQ(speculative(drafter, draft_max, stats), expected) << "draft-max " << draft_max;
     EXPECT_GT(stats.drafted, 0);
@@ -153,8 +148,8 @@ TEST_P(SpeculativeTest, ARefusedTargetPassLeavesTheSequenceAsItWas) {
     int32_t vocab_;
   };
   OutOfVocabulary drafter(static_cast<int32_t>(target_->info.n_vocab));
-  exec::Session session(*target_, cpu_options(5));
-  Sampler sampler(greedy(), static_cast<int32_t>(target_->info.n_vocab));
+  exec::Session session(*target_, target_options(5));
+  Sampler sampler(test::greedy(), static_cast<int32_t>(target_->info.n_vocab));
   SpeculativeOptions spec;
   spec.draft_max = 4;
   SpeculativeStats stats;
@@ -164,7 +159,7 @@ TEST_P(SpeculativeTest, ARefusedTargetPassLeavesTheSequenceAsItWas) {
 }
 
 TEST_P(SpeculativeTest, StopsAtNPredictAndAtTheContextsEnd) {
-  ModelDrafter drafter(*draft_, cpu_options());
+  ModelDrafter drafter(*draft_, target_options());
   SpeculativeStats stats;
   EXPECT_EQ(speculative(drafter, 16, stats, 7), plain(7));
   EXPECT_TRUE(speculative(drafter, 16, stats, 0).empty());
@@ -181,13 +176,13 @@ TEST(SpeculativeStories, Q4_0DraftGivesTheF32TargetsGreedyOutput) {
   const Model target = load_model(target_path.string());
   const Model draft = load_model(draft_path.string());
   const std::vector<int32_t> prompt = {1, 403, 261, 378};  // BOS and a few story tokens
-  exec::Session plain_session(target, cpu_options());
-  Sampler plain_sampler(greedy(), static_cast<int32_t>(target.info.n_vocab));
+  exec::Session plain_session(target, target_options());
+  Sampler plain_sampler(test::greedy(), static_cast<int32_t>(target.info.n_vocab));
   const std::vector<int32_t> expected = generate(plain_session, plain_sampler, prompt, generation(64));
   for (int draft_max : {1, 4, 16}) {
-    exec::Session session(target, cpu_options(draft_max + 1));
-    Sampler sampler(greedy(), static_cast<int32_t>(target.info.n_vocab));
-    ModelDrafter drafter(draft, cpu_options());
+    exec::Session session(target, target_options(draft_max + 1));
+    Sampler sampler(test::greedy(), static_cast<int32_t>(target.info.n_vocab));
+    ModelDrafter drafter(draft, target_options());
     SpeculativeStats stats;
     SpeculativeOptions spec;
     spec.draft_max = draft_max;
@@ -213,10 +208,10 @@ TEST(NgramDrafter, DraftsWhatFollowedTheLongestEarlierMatch) {
 TEST(Speculative, RefusesBadDraftCounts) {
   test::TempDir dir;
   const Model model = load_model(test::write_tiny_model(dir, "qwen2"));
-  exec::Session session(model, cpu_options(5));
+  exec::Session session(model, target_options(5));
   NgramDrafter drafter(2);
   SpeculativeStats stats;
-  Sampler sampler(greedy(), static_cast<int32_t>(model.info.n_vocab));
+  Sampler sampler(test::greedy(), static_cast<int32_t>(model.info.n_vocab));
   EXPECT_THROW(generate_speculative(session, sampler, kPrompt, generation(), drafter, {8, 0}, stats), Error)
       << "the session plans 5 logits rows, not 9";
   EXPECT_THROW(generate_speculative(session, sampler, kPrompt, generation(), drafter, {2, 3}, stats), Error);
@@ -263,9 +258,9 @@ TEST_P(SpeculativeTest, SampledOutputHasTheTargetsDistribution) {
   sampled.temp = 1.0f;
   sampled.top_k = 6;
   const auto vocab = static_cast<int32_t>(target_->info.n_vocab);
-  exec::Session plain_session(*target_, cpu_options());
-  exec::Session spec_session(*target_, cpu_options(4));
-  ModelDrafter model_drafter(*draft_, cpu_options(), sampled);
+  exec::Session plain_session(*target_, target_options());
+  exec::Session spec_session(*target_, target_options(4));
+  ModelDrafter model_drafter(*draft_, target_options(), sampled);
   ScriptedDrafter greedy_drafter(plain(), kPrompt.size(), -1);
   for (Drafter* drafter : std::initializer_list<Drafter*>{&model_drafter, &greedy_drafter}) {
     std::map<int32_t, int> plain_counts[2], spec_counts[2];

@@ -116,7 +116,7 @@ TEST(HfImport, WeightsAreReadInPlaceExceptPermutedQAndK) {
   }
 }
 
-ErrorKind load_error(const std::string& path) {
+ErrorKind import_error_kind(const std::string& path) {
   try {
     load_model(path);
   } catch (const Error& e) {
@@ -147,7 +147,7 @@ class HfHostileFolder : public ::testing::Test {
 
 TEST_F(HfHostileFolder, ShardMissingFromTheFolderIsAnIoError) {
   std::filesystem::remove(folder_ + "/model-00002-of-00002.safetensors");
-  EXPECT_EQ(load_error(folder_), ErrorKind::Io);
+  EXPECT_EQ(import_error_kind(folder_), ErrorKind::Io);
 }
 
 TEST_F(HfHostileFolder, TensorTheIndexPlacesInTheWrongShardIsMissing) {
@@ -160,34 +160,34 @@ TEST_F(HfHostileFolder, TensorTheIndexPlacesInTheWrongShardIsMissing) {
     }
   }
   write_index(j);
-  EXPECT_EQ(load_error(folder_), ErrorKind::MissingKey);
+  EXPECT_EQ(import_error_kind(folder_), ErrorKind::MissingKey);
 }
 
 TEST_F(HfHostileFolder, IndexNamingAFileOutsideTheFolderIsRefused) {
   nlohmann::json j = index();
   j["weight_map"].begin().value() = "../model-00001-of-00002.safetensors";
   write_index(j);
-  EXPECT_EQ(load_error(folder_), ErrorKind::InvalidValue);
+  EXPECT_EQ(import_error_kind(folder_), ErrorKind::InvalidValue);
 }
 
 TEST_F(HfHostileFolder, UnknownModelTypeIsUnsupported) {
   edit_config([](nlohmann::json& c) { c["model_type"] = "gpt_neox"; });
-  EXPECT_EQ(load_error(folder_), ErrorKind::Unsupported);
+  EXPECT_EQ(import_error_kind(folder_), ErrorKind::Unsupported);
 }
 
 TEST_F(HfHostileFolder, ConfigShapeThatDisagreesWithTheTensorsIsInvalid) {
   edit_config([](nlohmann::json& c) { c["intermediate_size"] = c["intermediate_size"].get<int>() + 2; });
-  EXPECT_EQ(load_error(folder_), ErrorKind::InvalidValue);
+  EXPECT_EQ(import_error_kind(folder_), ErrorKind::InvalidValue);
 }
 
 TEST_F(HfHostileFolder, MissingConfigFieldIsAMissingKey) {
   edit_config([](nlohmann::json& c) { c.erase("num_hidden_layers"); });
-  EXPECT_EQ(load_error(folder_), ErrorKind::MissingKey);
+  EXPECT_EQ(import_error_kind(folder_), ErrorKind::MissingKey);
 }
 
 TEST_F(HfHostileFolder, ConfigThatIsNotJsonIsInvalid) {
   std::ofstream(folder_ + "/config.json") << "{\"model_type\": ";
-  EXPECT_EQ(load_error(folder_), ErrorKind::InvalidValue);
+  EXPECT_EQ(import_error_kind(folder_), ErrorKind::InvalidValue);
 }
 
 TEST_F(HfHostileFolder, TensorWithoutAGgufNameIsUnsupported) {
@@ -199,8 +199,8 @@ TEST_F(HfHostileFolder, TensorWithoutAGgufNameIsUnsupported) {
   write_safetensors(folder_ + "/model-00002-of-00002.safetensors", std::span(&extra, 1));
   std::filesystem::rename(folder_ + "/model-00002-of-00002.safetensors", folder_ + "/extra.safetensors");
   // Two safetensors files and no index: ambiguous.
-  EXPECT_EQ(load_error(folder_), ErrorKind::Usage);
-  EXPECT_EQ(load_error(folder_ + "/extra.safetensors"), ErrorKind::Unsupported);
+  EXPECT_EQ(import_error_kind(folder_), ErrorKind::Usage);
+  EXPECT_EQ(import_error_kind(folder_ + "/extra.safetensors"), ErrorKind::Unsupported);
 }
 
 TEST_F(HfHostileFolder, IntegerWeightIsAnUnknownEncoding) {
@@ -209,7 +209,7 @@ TEST_F(HfHostileFolder, IntegerWeightIsAnUnknownEncoding) {
   const SafetensorsEntry norm{"model.norm.weight", "I32", {4},
                               {reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(int32_t)}};
   write_safetensors(folder_ + "/int.safetensors", std::span(&norm, 1));
-  EXPECT_EQ(load_error(folder_ + "/int.safetensors"), ErrorKind::UnknownEncoding);
+  EXPECT_EQ(import_error_kind(folder_ + "/int.safetensors"), ErrorKind::UnknownEncoding);
 }
 
 TEST_F(HfHostileFolder, ConvertWithoutATokenizerNamesTheFlag) {

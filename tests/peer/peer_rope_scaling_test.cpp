@@ -23,11 +23,11 @@
 namespace synapse::test {
 namespace {
 
-constexpr size_t kTokens = 300;
+constexpr size_t kRopeTokens = 300;
 // How far the scaling must move llama.cpp's logits, in tolerances.
 constexpr float kMinScalingEffect = 100;
 
-struct Case {
+struct RopeCase {
   const char* name;
   SynthOptions synth;
 };
@@ -49,21 +49,21 @@ SynthOptions small(const char* arch, const char* preset) {
   return o;
 }
 
-Case linear(const char* arch) {
-  Case c{"linear4", small(arch, "tiny")};
+RopeCase linear(const char* arch) {
+  RopeCase c{"linear4", small(arch, "tiny")};
   c.synth.rope_scaling = {"linear", 4};
   return c;
 }
 // YaRN with an original context of its own (context_length stays 2048).
-Case yarn(const char* arch) {
-  Case c{"yarn4_orig64", small(arch, "tiny")};
+RopeCase yarn(const char* arch) {
+  RopeCase c{"yarn4_orig64", small(arch, "tiny")};
   c.synth.rope_scaling = {"yarn", 4, 64};
   return c;
 }
 // YaRN without rope.scaling.original_context_length: llama.cpp takes
 // context_length as the original context.
-Case yarn_from_context_length(const char* arch) {
-  Case c{"yarn4_ctx64", small(arch, "tiny")};
+RopeCase yarn_from_context_length(const char* arch) {
+  RopeCase c{"yarn4_ctx64", small(arch, "tiny")};
   c.synth.n_ctx = 64;
   c.synth.rope_scaling = {"yarn", 4};
   return c;
@@ -71,10 +71,10 @@ Case yarn_from_context_length(const char* arch) {
 // Llama 3.2's rope_freqs.weight (factor 32, low 1, high 4, original 8192)
 // and theta 500000: pairs 0-7 turn unscaled, 8 in between, 9-15 32 times
 // slower.
-Case llama3_rope_freqs() { return {"llama32_rope_freqs", small("llama", "llama-3.2-1b")}; }
+RopeCase llama3_rope_freqs() { return {"llama32_rope_freqs", small("llama", "llama-3.2-1b")}; }
 
-std::string case_name(const Case& c) { return c.synth.arch + "_" + c.name; }
-void PrintTo(const Case& c, std::ostream* os) { *os << case_name(c); }
+std::string rope_case_name(const RopeCase& c) { return c.synth.arch + "_" + c.name; }
+void PrintTo(const RopeCase& c, std::ostream* os) { *os << rope_case_name(c); }
 
 // The same file without its scaling.
 GgufEdit without_scaling(const std::string& arch) {
@@ -90,7 +90,7 @@ GgufEdit without_scaling(const std::string& arch) {
   return edit;
 }
 
-class PeerRopeScaling : public ::testing::TestWithParam<Case> {};
+class PeerRopeScaling : public ::testing::TestWithParam<RopeCase> {};
 
 TEST_P(PeerRopeScaling, LogitsPastTheOriginalContextMatchLlamaCpp) {
   SYNAPSE_SKIP_UNLESS_PEER();
@@ -101,27 +101,27 @@ TEST_P(PeerRopeScaling, LogitsPastTheOriginalContextMatchLlamaCpp) {
   const synth::ArchSpec& arch = synth::resolve_arch(o);
   rewrite_gguf(model, twin, without_scaling(arch.gguf_arch));
   const uint32_t vocab = synth::resolve_shape(o, arch).n_vocab;
-  const std::vector<std::string> ids = token_ids(kTokens, vocab, 31);
+  const std::vector<std::string> ids = token_ids(kRopeTokens, vocab, 31);
 
-  const std::vector<float> prefill = peer_logits(model, ids, kTokens, dir.file("peer.f32"));
-  ASSERT_EQ(prefill.size(), kTokens * vocab);
+  const std::vector<float> prefill = peer_logits(model, ids, kRopeTokens, dir.file("peer.f32"));
+  ASSERT_EQ(prefill.size(), kRopeTokens * vocab);
   const Tolerance& t = tolerance_of(o.type);
   const auto tolerance = static_cast<float>(t.max_abs_diff * root_mean_square(prefill));
-  const std::vector<float> unscaled = peer_logits(twin, ids, kTokens, dir.file("twin.f32"));
-  ASSERT_EQ(unscaled.size(), kTokens * vocab);
+  const std::vector<float> unscaled = peer_logits(twin, ids, kRopeTokens, dir.file("twin.f32"));
+  ASSERT_EQ(unscaled.size(), kRopeTokens * vocab);
   const float effect = compare_logits(prefill, unscaled, vocab, tolerance).max_abs_diff;
   EXPECT_GT(effect, kMinScalingEffect * tolerance) << "the scaling hardly changes llama.cpp's logits";
 
-  for (const size_t batch : {kTokens, size_t{1}}) {
+  for (const size_t batch : {kRopeTokens, size_t{1}}) {
     const char* phase = batch == 1 ? "decode" : "prefill";
-    const std::vector<float> peer = batch == kTokens ? prefill : peer_logits(model, ids, batch, dir.file("peer.f32"));
+    const std::vector<float> peer = batch == kRopeTokens ? prefill : peer_logits(model, ids, batch, dir.file("peer.f32"));
     // One thread, as the peer: a tiny model's steps gain nothing from more.
-    const std::vector<float> ours = our_logits(model, ids, batch, dir.file("ours.f32"), {.ctx = kTokens, .threads = 1});
-    ASSERT_EQ(peer.size(), kTokens * vocab) << phase;
-    ASSERT_EQ(ours.size(), kTokens * vocab) << phase;
+    const std::vector<float> ours = our_logits(model, ids, batch, dir.file("ours.f32"), {.ctx = kRopeTokens, .threads = 1});
+    ASSERT_EQ(peer.size(), kRopeTokens * vocab) << phase;
+    ASSERT_EQ(ours.size(), kRopeTokens * vocab) << phase;
     const LogitComparison s = compare_logits(peer, ours, vocab, tolerance);
     // case, phase, the scaling's effect on the peer, max |delta|, rows over, mean KL
-    std::printf("| %s | %s | %.3g | %.3g | %zu | %.3g |\n", case_name(GetParam()).c_str(), phase, effect,
+    std::printf("| %s | %s | %.3g | %.3g | %zu | %.3g |\n", rope_case_name(GetParam()).c_str(), phase, effect,
                 s.max_abs_diff, s.rows_over, s.mean_kl);
     const std::string what = std::string(phase) + ": " + s.summary();
     EXPECT_EQ(s.rows_over, 0u) << what;
@@ -132,7 +132,7 @@ TEST_P(PeerRopeScaling, LogitsPastTheOriginalContextMatchLlamaCpp) {
 INSTANTIATE_TEST_SUITE_P(Ci, PeerRopeScaling,
                          ::testing::Values(linear("llama"), linear("qwen2"), yarn("qwen2"),
                                            yarn_from_context_length("llama"), llama3_rope_freqs()),
-                         [](const auto& info) { return case_name(info.param); });
+                         [](const auto& info) { return rope_case_name(info.param); });
 
 }  // namespace
 }  // namespace synapse::test

@@ -14,6 +14,7 @@
 #include "format/gguf_reader.h"
 #include "quantize/tensor_category.h"
 #include "support/temp_dir.h"
+#include "support/tensor_encodings.h"
 #include "synapse/error.h"
 #include "synth/synth.h"
 
@@ -48,13 +49,6 @@ QuantizeSummary quantize(const std::string& in, const std::string& out, const st
   return quantize_model(o);
 }
 
-std::map<std::string, Encoding> encodings(const std::string& path) {
-  std::map<std::string, Encoding> out;
-  const GgufFile file = GgufFile::open(path);
-  for (const GgufTensorInfo& t : file.tensors()) out[t.name] = t.encoding;
-  return out;
-}
-
 ErrorKind error_kind(const std::function<void()>& f) {
   try {
     f();
@@ -83,7 +77,7 @@ TEST(QuantizeModel, F32SynthQuantizedGetsTheTypesSynthWritesForTheType) {
     for (const char* type : c.types) {
       const std::string direct = synth(dir, c.arch, type, "direct.gguf", c.n_layer);
       quantize(f32, dir.file("q.gguf"), type);
-      EXPECT_EQ(encodings(dir.file("q.gguf")), encodings(direct)) << c.arch << " " << type;
+      EXPECT_EQ(test::tensor_encodings(dir.file("q.gguf")), test::tensor_encodings(direct)) << c.arch << " " << type;
     }
   }
 }
@@ -130,7 +124,7 @@ TEST(QuantizeModel, F16InputIsDecodedFirst) {
   test::TempDir dir;
   const std::string in = synth(dir, "llama", "f16", "in.gguf");
   quantize(in, dir.file("q.gguf"), "q8_0");
-  EXPECT_EQ(encodings(dir.file("q.gguf")).at("blk.0.attn_q.weight"), Encoding::Q8_0);
+  EXPECT_EQ(test::tensor_encodings(dir.file("q.gguf")).at("blk.0.attn_q.weight"), Encoding::Q8_0);
 }
 
 TEST(QuantizeModel, RequantizingNeedsToBeAllowed) {
@@ -140,9 +134,9 @@ TEST(QuantizeModel, RequantizingNeedsToBeAllowed) {
   EXPECT_EQ(error_kind([&] { quantize(in, out, "q4_0"); }), ErrorKind::InvalidValue);
   EXPECT_FALSE(std::filesystem::exists(out));
   quantize(in, out, "q8_0");  // the same type: copied, nothing re-encoded
-  EXPECT_EQ(encodings(out).at("blk.0.attn_q.weight"), Encoding::Q8_0);
+  EXPECT_EQ(test::tensor_encodings(out).at("blk.0.attn_q.weight"), Encoding::Q8_0);
   quantize(in, out, "q4_0", 2, true);
-  EXPECT_EQ(encodings(out).at("blk.0.attn_q.weight"), Encoding::Q4_0);
+  EXPECT_EQ(test::tensor_encodings(out).at("blk.0.attn_q.weight"), Encoding::Q4_0);
 }
 
 TEST(QuantizeModel, BadInputsAreTypedErrorsAndLeaveNoOutput) {

@@ -10,6 +10,7 @@
 #include "format/gguf_reader.h"
 #include "quantize/quantize_model.h"
 #include "support/temp_dir.h"
+#include "support/tensor_encodings.h"
 #include "synth/synth.h"
 
 namespace synapse::quant {
@@ -42,13 +43,6 @@ QuantizeOptions options(const std::string& in, const std::string& out, const std
   return o;
 }
 
-std::map<std::string, Encoding> encodings(const std::string& path) {
-  std::map<std::string, Encoding> out;
-  const GgufFile file = GgufFile::open(path);
-  for (const GgufTensorInfo& t : file.tensors()) out[t.name] = t.encoding;
-  return out;
-}
-
 TEST(QuantizeOverrides, OverriddenWeightsAreWrittenInTheirTypeAndSaidSo) {
   test::TempDir dir;
   const std::string in = synth_llama(dir, 256, 512), out = dir.file("out.gguf");
@@ -57,7 +51,7 @@ TEST(QuantizeOverrides, OverriddenWeightsAreWrittenInTheirTypeAndSaidSo) {
   quantize_model(o, [&](const TensorDone& t) {
     if (t.override) chosen_by[t.name] = t.override->pattern;
   });
-  const auto e = encodings(out);
+  const auto e = test::tensor_encodings(out);
   for (const char* name : {"blk.0.attn_v.weight", "blk.1.attn_v.weight"}) EXPECT_EQ(e.at(name), Encoding::Q8_0);
   for (const char* name : {"blk.1.ffn_up.weight", "blk.1.ffn_gate.weight", "blk.1.ffn_down.weight"})
     EXPECT_EQ(e.at(name), Encoding::Q4_0) << name;
@@ -75,7 +69,7 @@ TEST(QuantizeOverrides, RowsThatDoNotFitFallBackAsLlamaCpps) {
   test::TempDir dir;
   const std::string in = synth_llama(dir, 96, 100), out = dir.file("out.gguf");
   quantize_model(options(in, out, "q8_0", {"attn_q=q4_k", "attn_output=q6_k", "ffn_down=q4_0", "ffn_up=q5_1"}));
-  const auto e = encodings(out);
+  const auto e = test::tensor_encodings(out);
   EXPECT_EQ(e.at("blk.0.attn_q.weight"), Encoding::Q5_0);
   EXPECT_EQ(e.at("blk.0.attn_output.weight"), Encoding::Q8_0);
   EXPECT_EQ(e.at("blk.0.ffn_down.weight"), Encoding::F16);

@@ -1,8 +1,10 @@
-// Reading the files tests compare: raw float32 rows and id lists.
+// Reading the files tests compare: whole text files, raw float32 rows and
+// id lists.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -10,6 +12,14 @@
 #include <vector>
 
 namespace synapse::test {
+
+// A whole file's bytes.
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 // A raw little-endian float32 file.
 inline std::vector<float> read_floats(const std::string& path) {

@@ -23,12 +23,12 @@ namespace {
 using DotFloatKernel = target_test::PerCpuTarget;
 using DotFloatTile = target_test::PerCpuTarget;
 
-constexpr Encoding kEncodings[] = {Encoding::F32, Encoding::F16, Encoding::BF16};
+constexpr Encoding kFloatEncodings[] = {Encoding::F32, Encoding::F16, Encoding::BF16};
 
 using dot_test::Operands;
 
 // Weights with an outlier and an fp16 subnormal, rows at odd addresses.
-Operands make_operands(Encoding encoding, int64_t n, uint32_t seed) {
+Operands make_float_operands(Encoding encoding, int64_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   // An odd stride: rows 1 and 3 start at odd addresses.
@@ -51,7 +51,7 @@ Operands make_operands(Encoding encoding, int64_t n, uint32_t seed) {
 }
 
 TEST(DotFloatKernel, ServesF32F16AndBF16WithF32ActivationsOnEveryTarget) {
-  for (Encoding encoding : kEncodings) {
+  for (Encoding encoding : kFloatEncodings) {
     for (CpuTarget target : {CpuTarget::Scalar, CpuTarget::Avx2, CpuTarget::Avx512, CpuTarget::Avx512Vnni}) {
       const DotKernel kernel = find_float_dot_kernel(encoding, target);
       EXPECT_NE(kernel.tile, nullptr) << to_string(target);
@@ -64,21 +64,21 @@ TEST(DotFloatKernel, ServesF32F16AndBF16WithF32ActivationsOnEveryTarget) {
 }
 
 TEST_P(DotFloatKernel, MatchesDoubleReferenceOnEveryShape) {
-  for (Encoding encoding : kEncodings)
+  for (Encoding encoding : kFloatEncodings)
     for (int64_t n : {1, 7, 31, 64, 896, 4097})
-      dot_test::expect_tiles_match_reference(encoding, GetParam(), make_operands(encoding, n, static_cast<uint32_t>(n)));
+      dot_test::expect_tiles_match_reference(encoding, GetParam(), make_float_operands(encoding, n, static_cast<uint32_t>(n)));
 }
 
 TEST_P(DotFloatTile, EveryTileShapeAndPositionGivesTheBitsOfASinglePair) {
-  for (Encoding encoding : kEncodings)
+  for (Encoding encoding : kFloatEncodings)
     for (int64_t n : {7, 64, 896 + 13})
-      dot_test::expect_tiles_batch_invariant(encoding, GetParam(), make_operands(encoding, n, 1234));
+      dot_test::expect_tiles_batch_invariant(encoding, GetParam(), make_float_operands(encoding, n, 1234));
 }
 
 // One and several passes of rows; rows that end in a partial step (the
 // zero-padded tail), rows shorter than one step.
 TEST_P(DotFloatTile, MatvecRowsHaveTheBitsOfTheTile) {
-  for (Encoding encoding : kEncodings) {
+  for (Encoding encoding : kFloatEncodings) {
     const DotKernel kernel = find_float_dot_kernel(encoding, GetParam());
     ASSERT_TRUE(kernel.matvec) << to_string(GetParam());
     for (int64_t passes : {1, 3})
@@ -88,7 +88,7 @@ TEST_P(DotFloatTile, MatvecRowsHaveTheBitsOfTheTile) {
 }
 
 TEST_P(DotFloatTile, WritesOnlyItsRowsAndTokens) {
-  dot_test::expect_tiles_write_only_their_outputs(Encoding::F16, GetParam(), make_operands(Encoding::F16, 33, 5));
+  dot_test::expect_tiles_write_only_their_outputs(Encoding::F16, GetParam(), make_float_operands(Encoding::F16, 33, 5));
 }
 
 TEST_P(DotFloatTile, F16InfinityAndNaNWeightsPropagate) {

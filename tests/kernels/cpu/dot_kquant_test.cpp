@@ -28,7 +28,7 @@ using DotKquantPanel = target_test::PerCpuTarget;
 using DotKquantMatvec = target_test::PerCpuTarget;
 
 constexpr int64_t kSuper = 256;
-constexpr Encoding kEncodings[] = {Encoding::Q4_K, Encoding::Q5_K, Encoding::Q6_K};
+constexpr Encoding kKquantEncodings[] = {Encoding::Q4_K, Encoding::Q5_K, Encoding::Q6_K};
 constexpr int64_t kLengths[] = {256, 512, 768, 4864};
 
 // How the operands are made: through the quantizers from random floats, or
@@ -79,7 +79,7 @@ void fill_raw_activation_row(std::mt19937& rng, uint8_t* row, int64_t n) {
   }
 }
 
-Operands make_operands(Encoding encoding, int64_t n, Fill fill, uint32_t seed) {
+Operands make_kquant_operands(Encoding encoding, int64_t n, Fill fill, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   Operands ops =
@@ -112,11 +112,11 @@ Operands make_operands(Encoding encoding, int64_t n, Fill fill, uint32_t seed) {
 void expect_matches_reference(Encoding encoding, CpuTarget target, Fill fill) {
   for (int64_t n : kLengths)
     dot_test::expect_tiles_match_reference(encoding, target,
-                                           make_operands(encoding, n, fill, static_cast<uint32_t>(n) + 17));
+                                           make_kquant_operands(encoding, n, fill, static_cast<uint32_t>(n) + 17));
 }
 
 TEST(DotKquantKernel, ServesQ4KQ5KQ6KWithQ8KActivationsOnEveryTarget) {
-  for (Encoding encoding : kEncodings) {
+  for (Encoding encoding : kKquantEncodings) {
     for (CpuTarget target : target_test::kCpuTargets) {
       const DotKernel kernel = best_dot_kernel(encoding, target);
       ASSERT_NE(kernel.tile, nullptr) << to_string(target);
@@ -144,13 +144,13 @@ TEST_P(DotKquantKernel, Q6KMatchesDoubleReferenceOnEveryShape) {
 }
 
 TEST_P(DotKquantKernel, RawBlocksWithExtremeLevelsAndActivationsMatchDoubleReference) {
-  for (Encoding encoding : kEncodings) expect_matches_reference(encoding, GetParam(), Fill::RawBytes);
+  for (Encoding encoding : kKquantEncodings) expect_matches_reference(encoding, GetParam(), Fill::RawBytes);
 }
 
 TEST_P(DotKquantTile, EveryTileShapeAndPositionGivesTheBitsOfASinglePair) {
-  for (Encoding encoding : kEncodings)
+  for (Encoding encoding : kKquantEncodings)
     for (int64_t n : {768, 4864})
-      dot_test::expect_tiles_batch_invariant(encoding, GetParam(), make_operands(encoding, n, Fill::Quantized, 1234));
+      dot_test::expect_tiles_batch_invariant(encoding, GetParam(), make_kquant_operands(encoding, n, Fill::Quantized, 1234));
 }
 
 // The AVX-512 VNNI Q4_K / Q5_K tiles take the scalar tile's float steps on
@@ -159,7 +159,7 @@ TEST(DotKquantTile, VnniQ4KAndQ5KTilesHaveTheBitsOfTheScalarTile) {
   SYNAPSE_SKIP_UNLESS_CPU_RUNS(CpuTarget::Avx512Vnni);
   for (Encoding encoding : {Encoding::Q4_K, Encoding::Q5_K}) {
     for (Fill fill : {Fill::Quantized, Fill::RawBytes}) {
-      const Operands ops = make_operands(encoding, 768, fill, 99);
+      const Operands ops = make_kquant_operands(encoding, 768, fill, 99);
       const DotKernel vnni = find_dot_kernel(encoding, CpuTarget::Avx512Vnni);
       const DotKernel scalar = find_dot_kernel(encoding, CpuTarget::Scalar);
       for (int rows = 1; rows <= kMaxTileRows; ++rows) {
@@ -198,7 +198,7 @@ TEST_P(DotKquantPanel, EveryPairHasTheBitsOfTheTileAndNothingElseIsWritten) {
 // matvec's prepared chunk (32 super-blocks), short rows (prefetching the
 // next pass) and long ones: every row has the tile's bits.
 TEST_P(DotKquantMatvec, EveryRowHasTheBitsOfTheTile) {
-  for (Encoding encoding : kEncodings) {
+  for (Encoding encoding : kKquantEncodings) {
     // The AVX-512 VNNI target has one for each of these encodings.
     if (GetParam() == CpuTarget::Avx512Vnni) {
       ASSERT_TRUE(find_dot_kernel(encoding, GetParam()).matvec);
@@ -210,8 +210,8 @@ TEST_P(DotKquantMatvec, EveryRowHasTheBitsOfTheTile) {
 }
 
 TEST_P(DotKquantTile, WritesOnlyItsRowsAndTokens) {
-  for (Encoding encoding : kEncodings)
-    dot_test::expect_tiles_write_only_their_outputs(encoding, GetParam(), make_operands(encoding, 512, Fill::Quantized, 5));
+  for (Encoding encoding : kKquantEncodings)
+    dot_test::expect_tiles_write_only_their_outputs(encoding, GetParam(), make_kquant_operands(encoding, 512, Fill::Quantized, 5));
 }
 
 SYNAPSE_PER_CPU_TARGET(DotKquantKernel);

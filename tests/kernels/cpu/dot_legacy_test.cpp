@@ -29,14 +29,14 @@ using DotLegacyPanel = target_test::PerCpuTarget;
 using DotLegacyMatvec = target_test::PerCpuTarget;
 
 constexpr int kBlock = 32;
-constexpr Encoding kEncodings[] = {Encoding::Q8_0, Encoding::Q4_0, Encoding::Q5_0};
+constexpr Encoding kLegacyEncodings[] = {Encoding::Q8_0, Encoding::Q4_0, Encoding::Q5_0};
 // The encodings with a panel and a matrix-vector kernel too.
 constexpr Encoding kFastEncodings[] = {Encoding::Q8_0, Encoding::Q4_0};
 
 using dot_test::Operands;
 
 // Quantized weights with an all-zero block, an outlier and (Q8_0) a -128.
-Operands make_operands(Encoding encoding, int64_t n, uint32_t seed) {
+Operands make_legacy_operands(Encoding encoding, int64_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   Operands ops =
@@ -60,7 +60,7 @@ Operands make_operands(Encoding encoding, int64_t n, uint32_t seed) {
 }
 
 TEST(DotLegacyKernel, ServesQ8_0Q4_0AndQ5_0WithQ8ActivationsOnEveryTarget) {
-  for (Encoding encoding : kEncodings) {
+  for (Encoding encoding : kLegacyEncodings) {
     for (CpuTarget target : target_test::kCpuTargets) {
       const DotKernel kernel = best_dot_kernel(encoding, target);
       ASSERT_NE(kernel.tile, nullptr) << to_string(target);
@@ -73,20 +73,20 @@ TEST(DotLegacyKernel, ServesQ8_0Q4_0AndQ5_0WithQ8ActivationsOnEveryTarget) {
 }
 
 TEST_P(DotLegacyKernel, MatchesDoubleReferenceOnEveryShape) {
-  for (Encoding encoding : kEncodings)
+  for (Encoding encoding : kLegacyEncodings)
     for (int64_t n : {32, 64, 96, 160, 4096 + 32})
-      dot_test::expect_tiles_match_reference(encoding, GetParam(), make_operands(encoding, n, static_cast<uint32_t>(n)));
+      dot_test::expect_tiles_match_reference(encoding, GetParam(), make_legacy_operands(encoding, n, static_cast<uint32_t>(n)));
 }
 
 TEST_P(DotLegacyTile, EveryTileShapeAndPositionGivesTheBitsOfASinglePair) {
-  for (Encoding encoding : kEncodings)
+  for (Encoding encoding : kLegacyEncodings)
     for (int64_t n : {64, 96, 4096 + 32})
-      dot_test::expect_tiles_batch_invariant(encoding, GetParam(), make_operands(encoding, n, 1234));
+      dot_test::expect_tiles_batch_invariant(encoding, GetParam(), make_legacy_operands(encoding, n, 1234));
 }
 
 TEST_P(DotLegacyTile, WritesOnlyItsRowsAndTokens) {
   for (Encoding encoding : {Encoding::Q4_0, Encoding::Q5_0})
-    dot_test::expect_tiles_write_only_their_outputs(encoding, GetParam(), make_operands(encoding, 64, 5));
+    dot_test::expect_tiles_write_only_their_outputs(encoding, GetParam(), make_legacy_operands(encoding, 64, 5));
 }
 
 // Rows past a 32-row panel, token counts past its 6-token groups, blocks
@@ -163,7 +163,7 @@ TEST_P(DotLegacyMatvec, PassesWiderThan2GiBHaveTheBitsOfTheTile) {
 }
 
 TEST_P(DotLegacyTile, LeavesTheOutputAloneForShapesBeyondTheTile) {
-  const Operands ops = make_operands(Encoding::Q8_0, 32, 6);
+  const Operands ops = make_legacy_operands(Encoding::Q8_0, 32, 6);
   const CpuTarget target = GetParam();
   const DotKernel kernel = find_dot_kernel(Encoding::Q8_0, target);
   if (!kernel.tile) return;  // none of its own: nothing to check

@@ -18,7 +18,7 @@
 namespace synapse::cpu {
 namespace {
 
-const Encoding kEncodings[] = {Encoding::F32,  Encoding::F16,  Encoding::BF16, Encoding::Q8_0,
+const Encoding kMatmulEncodings[] = {Encoding::F32,  Encoding::F16,  Encoding::BF16, Encoding::Q8_0,
                                Encoding::Q4_0, Encoding::Q4_K, Encoding::Q5_K, Encoding::Q6_K};
 
 struct Matrix {
@@ -167,7 +167,7 @@ TEST_P(CpuMatmul, GroupedProductsEqualSeparateOnes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EncodingsAndTargets, CpuMatmul,
-                         ::testing::Combine(::testing::ValuesIn(kEncodings),
+                         ::testing::Combine(::testing::ValuesIn(kMatmulEncodings),
                                             ::testing::ValuesIn(target_test::kCpuTargets)),
                          [](const auto& info) {
                            return std::string(encoding_info(std::get<0>(info.param)).name) +
