@@ -8,11 +8,15 @@
 // then runs out of instructions before it runs out of memory bandwidth.
 // Here, per row and step, two 32-byte loads put the qs of blocks b and
 // b + 1 side by side for vpdpbusd, and the step's 16 scales of eight rows
-// are packed in general registers, four to a word (a tree of word permutes
-// did it first, then one gather, 11% faster; the words, interleaved on a
-// Zen 5 EPYC with rows prefetch, 1-thread decode: Qwen2.5-0.5B-shaped Q8_0
-// 1.06x, OLMoE-1B-7B 1.02x, Llama-3.2-1B-shaped 1.01x against the gather;
-// on a Zen 4 they ran as fast as it). The products of eight rows are
+// come from each row's first 64 bytes, where both blocks' scales lie: one
+// masked word permute per two rows. Before that, a tree of word permutes
+// over the scales alone, then one gather (11% faster), then the scales
+// packed in general registers, four to a word (1.01-1.06x against the
+// gather in decode); against those words the permutes read a single
+// thread's cache-resident weights (bench/kernels "l2") 1.15x as fast,
+// "model" 1.22x, "dram" 1.20x (interleaved medians, Zen 5 EPYC), while
+// 1-thread decode, memory-bound there, stayed within noise (Qwen2.5-0.5B-
+// shaped 1.03x, Llama-3.2-1B-shaped 1.00x). The products of eight rows are
 // summed horizontally together, which takes fewer shuffles per row than
 // four. The activation side (the two blocks' qs side by side, the -128 *
 // sum offset that undoes the weights' +128, the two block scales) is laid
@@ -96,20 +100,32 @@ struct Constants {
   __m512i even_quarters = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
   __m512i odd_quarters = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
   __m512i sign_flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  // Word k of a step's scales is row k % 8's for block b + k / 8: word 0
+  // (b) or 17 (b + 1) of the row's first 64 bytes, an even row's from the
+  // permute's first table, an odd row's from its second (index + 32).
+  __m512i scale_words = _mm512_set_epi16(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 49, 17, 49, 17, 49, 17, 49, 17,
+                                         32, 0, 32, 0, 32, 0, 32, 0);
 };
 
-// The step's 16 scales: blocks b (lanes 0-7) and b + 1 (8-15) of rows 0-7,
-// packed in general registers; a lone last block has no b + 1 to read.
+// The step's 16 scales: blocks b (lanes 0-7) and b + 1 (8-15) of rows 0-7.
+// Block b's scale is word 0 of the row's first 64 bytes and b + 1's word
+// 17, so one word permute takes both of two rows' from two plain loads;
+// the four pairs' words land in separate lanes. A lone last block reads
+// only its own 34 bytes (the matrix may end there; masked-off bytes never
+// fault) and has no b + 1.
 template <bool kLone>
-[[gnu::always_inline]] inline __m512 step_scales(const uint8_t* p, uint64_t w_stride) {
-  const uint8_t* const low[kRows] = {p, p + w_stride, p + 2 * w_stride, p + 3 * w_stride};
-  const uint8_t* const high[kRows] = {p + 4 * w_stride, p + 5 * w_stride, p + 6 * w_stride, p + 7 * w_stride};
-  const __m128i b = _mm_set_epi64x(static_cast<int64_t>(row_scale_bits(high, 0)),
-                                   static_cast<int64_t>(row_scale_bits(low, 0)));
-  const __m128i b1 = kLone ? _mm_setzero_si128()
-                           : _mm_set_epi64x(static_cast<int64_t>(row_scale_bits(high, kQ8_0BlockBytes)),
-                                            static_cast<int64_t>(row_scale_bits(low, kQ8_0BlockBytes)));
-  return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(b), b1, 1));
+[[gnu::always_inline]] inline __m512 step_scales(const uint8_t* p, uint64_t w_stride, const Constants& c) {
+  const auto load = [](const uint8_t* row) {
+    if constexpr (kLone) return _mm512_maskz_loadu_epi8((__mmask64{1} << kQ8_0BlockBytes) - 1, row);
+    return _mm512_loadu_si512(row);
+  };
+  __m512i words = _mm512_setzero_si512();
+  for (int pair = 0; pair < kPassRows / 2; ++pair) {
+    const uint8_t* even = p + 2 * pair * w_stride;
+    const __mmask32 lanes = __mmask32{0x0303} << (2 * pair);
+    words = _mm512_or_si512(words, _mm512_maskz_permutex2var_epi16(lanes, load(even), c.scale_words, load(even + w_stride)));
+  }
+  return _mm512_cvtph_ps(_mm512_castsi512_si256(words));
 }
 
 // The lanes of each quarter of p[r] summed into lane r of that quarter.
@@ -138,7 +154,7 @@ template <bool kLone>
   const __m512i block_sums = _mm512_add_epi32(_mm512_permutex2var_epi64(a4, c.even_quarters, b4),
                                               _mm512_permutex2var_epi64(a4, c.odd_quarters, b4));
   const __m512 values = _mm512_cvtepi32_ps(block_sums);
-  const __m512 dwdx = _mm512_mul_ps(step_scales<kLone>(p, w_stride), _mm512_load_ps(a.dx16));
+  const __m512 dwdx = _mm512_mul_ps(step_scales<kLone>(p, w_stride, c), _mm512_load_ps(a.dx16));
   acc = _mm256_fmadd_ps(_mm512_castps512_ps256(dwdx), _mm512_castps512_ps256(values), acc);
   if constexpr (!kLone)
     acc = _mm256_fmadd_ps(_mm512_extractf32x8_ps(dwdx, 1), _mm512_extractf32x8_ps(values, 1), acc);
