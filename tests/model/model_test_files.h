@@ -25,7 +25,7 @@ inline const std::string kStoriesGguf = "gguf/stories260K-f32.gguf";
 #define SYNAPSE_SKIP_UNLESS_SHARED(relative)                                                         \
   if (!std::filesystem::exists(::synapse::test::shared_data(relative)))                              \
   GTEST_SKIP() << "shared test data " << ::synapse::test::shared_data(relative)                      \
-               << " is absent (needs /work/shared next to the source tree)"
+               << " is absent (needs the project's shared folder, ../shared, beside the source tree)"
 
 // What to change when copying a GGUF: `metadata` edits the key-value pairs;
 // `dims` gives each tensor's dims to write (nullopt drops the tensor),
