@@ -109,16 +109,24 @@ __m512i unpack_scales_mins4(__m512i headers) {
   return _mm512_or_si512(low_bits, top_bits);
 }
 
-// Word indices that spread an int16 sub-block scale of a Q4_K / Q5_K row
-// over the lanes of maddubs' result (levels 2i, 2i+1 in lane i) for each
-// register of a step: spread[k][g] for the row in 128-bit lane k and
-// register g.
+// Word indices that spread an int16 sub-block scale over the lanes of
+// maddubs' result (levels 2i, 2i+1 in lane i).
+// - q4_k[k][g]: a Q4_K / Q5_K row's, the row in 128-bit lane k, for
+//   register g of a step.
+// - q6_k_lanes[k]: a Q6_K row's, the row in 256-bit half k. Register g of a
+//   Q6_K step holds sub-blocks 4g..4g+3 of 16 levels, one per 128-bit lane;
+//   these indices put scale 4g + L in word g of lane L, and one in-lane byte
+//   shuffle per register then spreads it: against a cross-lane word permute
+//   per register, 1.13x on cache-resident weights (bench/kernels).
 struct ScaleSpread {
   alignas(64) int16_t q4_k[4][4][32];
-  constexpr ScaleSpread() : q4_k{} {
-    for (int g = 0; g < 4; ++g)
-      for (int i = 0; i < 32; ++i)
+  alignas(64) int16_t q6_k_lanes[2][32];
+  constexpr ScaleSpread() : q4_k{}, q6_k_lanes{} {
+    for (int i = 0; i < 32; ++i) {
+      for (int g = 0; g < 4; ++g)
         for (int k = 0; k < 4; ++k) q4_k[k][g][i] = static_cast<int16_t>(8 * k + kGroupSubs[g][i / 16]);
+      for (int k = 0; k < 2; ++k) q6_k_lanes[k][i] = static_cast<int16_t>(16 * k + 4 * (i % 4) + i / 8);
+    }
   }
 };
 constexpr ScaleSpread kSpread;
@@ -189,22 +197,11 @@ struct Q4KOrQ5KRows : Q4KOrQ5KLayout<kFifthBit> {
 
 // Q6_K rows, eight per pass; the activation side is read in place.
 struct Q6KRows {
-  // Register g of a step holds sub-blocks 4g..4g+3 of 16 levels, one per
-  // 128-bit lane. The row's 16 scales as int16, arranged so that word g of
-  // 128-bit lane L is scale 4g + L: one in-lane byte shuffle per register
-  // then spreads them, where a cross-lane word permute costs three times as
-  // much (bench/kernels: 1.13x on cache-resident weights).
-  static __m512i lane_scales(const uint8_t* wb) {
-    const __m128i s = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wb + kQ6KScalesOffset));
-    const __m128i by_lane = _mm_shuffle_epi8(s, _mm_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15));
-    return _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 0, 1, 1, 2, 2, 3, 3),
-                                    _mm512_castsi256_si512(_mm256_cvtepi8_epi16(by_lane)));
-  }
-
   // The exact int32 sums of scale * level * activation of one row's
-  // super-block wb, plus `dots`.
-  static __m512i level_dots(const uint8_t* wb, const uint8_t* xb, __m512i dots) {
-    const __m512i lanes = lane_scales(wb);
+  // super-block wb, plus `dots`; scales16: two rows' scales as int16, this
+  // row's in 256-bit half k.
+  static __m512i level_dots(const uint8_t* wb, const uint8_t* xb, __m512i scales16, int k, __m512i dots) {
+    const __m512i lanes = _mm512_permutexvar_epi16(load512(kSpread.q6_k_lanes[k]), scales16);
     // qh in both halves; these shifts move the high bits of the levels in
     // the low half (then the high half) to bits 4-5.
     const __m512i first_shift = _mm512_inserti64x4(_mm512_set1_epi16(4), _mm256_set1_epi16(2), 1);   // left
@@ -241,7 +238,7 @@ struct Q6KRows {
       const __m512i offsets = _mm512_madd_epi16(_mm512_slli_epi16(_mm512_sub_epi16(_mm512_setzero_si512(), scales16), 5), bsums);
       for (int k = 0; k < 2; ++k) {
         const __m512i start = _mm512_zextsi256_si512(k == 0 ? _mm512_castsi512_si256(offsets) : _mm512_extracti64x4_epi64(offsets, 1));
-        dots[r + k] = level_dots(wb + (r + k) * w_stride, xb, start);
+        dots[r + k] = level_dots(wb + (r + k) * w_stride, xb, scales16, k, start);
       }
     }
     const __m256i sums = row_totals(dots);
