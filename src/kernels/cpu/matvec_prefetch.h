@@ -28,17 +28,22 @@
 // one and two, did no better; far requests eight passes ahead neither.
 //
 // A Zen 5 (AMD EPYC, family 1Ah, 24-39 GB/s from one core as its
-// neighbours allow) streams better when each step instead asks, into L1,
-// for the bytes it reads itself in every row of the pass at least
-// kRowsMinAhead bytes on (MatvecPrefetchStyle::kNextPassRows): the
-// requests then follow the reads one for one. Interleaved medians there,
-// 1-thread decode against the windows: Llama-3.2-1B-shaped Q4_K_M 1.17x
-// (1.30x in another run), OLMoE-1B-7B Q8_0 1.16x, Qwen2.5-0.5B-shaped Q8_0
-// 1.06x (1.09x at 2 threads); bench/kernels "dram" rose for Q6_K too.
-// Asking only one pass on (however short) gave Qwen 1.04x and OLMoE 1.04x,
-// 16 KiB on Qwen 0.96x. Windows stay the style elsewhere:
-// they were tuned on a Zen 4, where T0 requests in windows lost half the
-// speed; rows are untried there.
+// neighbours allow) streams better when each step asks, into L1, for the
+// bytes the walk reads kWalkAheadBytes later, in every row of their pass
+// (MatvecPrefetchStyle::kWalkAhead): the requests follow the reads one
+// for one, the same distance ahead whatever the row length. Before, each
+// step asked for its own bytes in the first pass at least 8 KiB on: a
+// whole pass on for long rows (17 KiB for a 2048-wide Q8_0 row, 70 KiB
+// for an 8192-wide one), more than L1 holds, so lines arrived early and
+// were evicted before their read. Against that, interleaved paired
+// medians of 1-thread decode (synapse bench tg64, 8 rounds, membw 31-33
+// GB/s): Qwen2.5-0.5B-shaped Q8_0 1.25x, Q4_0 1.14x, Llama-3.2-1B-shaped
+// Q8_0 1.13x, Q4_K_M 1.05x, OLMoE-1B-7B Q8_0 1.08x; bench/kernels "dram"
+// Q6_K 1.31x, Q5_K 1.11x, Q4_K 1.08x, "l2" Q8_0 1.26x, short rows (1024
+// wide) within noise. 12 KiB ahead instead: Qwen 0.86x, Llama 0.99x;
+// 5 KiB: 0.89x, 0.95x. Windows stay the style elsewhere: they were tuned
+// on a Zen 4, where T0 requests in windows lost half the speed; this style
+// is untried there.
 //
 // Internal linkage, as simd_helpers.h explains.
 #pragma once
@@ -52,21 +57,58 @@ namespace {
 
 enum class Reread { kNo, kNextPass };
 
-inline constexpr uint64_t kRowsMinAhead = 8192;
+inline constexpr uint64_t kWalkAheadBytes = 8192;
 
-// Where MatvecPrefetchStyle::kNextPassRows asks for while a pass of
-// pass_rows rows walks `steps` steps of step_bytes from `pass`: the same
-// bytes of the first pass at least kRowsMinAhead bytes on, or nullptr when
-// those bytes are not all in the matrix (which ends at `end`).
-inline const uint8_t* rows_ahead_target(const uint8_t* pass, uint64_t w_stride, int pass_rows, uint64_t step_bytes,
-                                        int64_t steps, const uint8_t* end) {
-  const uint64_t pass_bytes = pass_rows * w_stride;
-  const uint64_t ahead = (kRowsMinAhead + pass_bytes - 1) / pass_bytes * pass_bytes;
-  if (end <= pass || static_cast<uint64_t>(end - pass) < ahead) return nullptr;
-  const uint8_t* target = pass + ahead;
-  const uint64_t span = (pass_rows - 1) * w_stride + steps * step_bytes;
-  return static_cast<uint64_t>(end - target) >= span ? target : nullptr;
-}
+// What MatvecPrefetchStyle::kWalkAhead asks for while a pass of pass_rows
+// rows (w_stride apart) walks `steps` steps of step_bytes from `pass`,
+// the passes following each other in the matrix: at step s, the step the
+// walk reaches kWalkAheadBytes (rounded up to whole steps) later, in this
+// pass or one further down.
+class WalkAhead {
+ public:
+  WalkAhead() = default;
+  WalkAhead(const uint8_t* pass, uint64_t w_stride, int pass_rows, uint64_t step_bytes, int64_t steps,
+            const uint8_t* end)
+      : w_stride_(w_stride), step_bytes_(step_bytes), rows_(pass_rows) {
+    const uint64_t walk_step = pass_rows * step_bytes;
+    const int64_t ahead = static_cast<int64_t>((kWalkAheadBytes + walk_step - 1) / walk_step);
+    const int64_t passes = ahead / steps;  // passes on for the first steps; one more from `split_`
+    const auto at = [&](int64_t pass_index) {
+      return reinterpret_cast<intptr_t>(pass) + pass_index * static_cast<int64_t>(pass_rows * w_stride) +
+             (ahead - pass_index * steps) * static_cast<int64_t>(step_bytes);
+    };
+    split_ = (passes + 1) * steps - ahead;
+    near_ = at(passes);
+    far_ = at(passes + 1);
+    last_ = reinterpret_cast<intptr_t>(end) - static_cast<intptr_t>((pass_rows - 1) * w_stride + step_bytes);
+  }
+
+  // The first row's bytes of step s's target, or nullptr when not all of
+  // the target's rows lie in the matrix.
+  const char* target(int64_t s) const {
+    const intptr_t at = (s < split_ ? near_ : far_) + s * static_cast<int64_t>(step_bytes_);
+    return rows_ > 0 && at <= last_ ? reinterpret_cast<const char*>(at) : nullptr;
+  }
+
+  // A line every 64 bytes from the target's first byte in each row, the
+  // same count at every step. Rounding to lines first made the count vary,
+  // a branch the core mispredicted; against that, 1-thread decode on a Zen
+  // 5: Qwen2.5-0.5B-shaped and Llama-3.2-1B-shaped Q8_0 1.09-1.10x,
+  // OLMoE-1B-7B 1.14x. Only the last line of a row's share of the pass can
+  // go unasked (it is read on demand).
+  void step(int64_t s) const {
+    const char* from = target(s);
+    if (!from) return;
+    for (int r = 0; r < rows_; ++r)
+      for (uint64_t b = 0; b < step_bytes_; b += 64) asm volatile("prefetcht0 %0" : : "m"(from[r * w_stride_ + b]));
+  }
+
+ private:
+  intptr_t near_ = 0, far_ = 0, last_ = 0;
+  int64_t split_ = 0;
+  uint64_t w_stride_ = 0, step_bytes_ = 0;
+  int rows_ = 0;
+};
 
 class NextPassPrefetch {
  public:
@@ -81,8 +123,8 @@ class NextPassPrefetch {
   NextPassPrefetch(const uint8_t* pass, uint64_t w_stride, int pass_rows, uint64_t step_bytes, int64_t steps,
                    const uint8_t* end, bool first, Reread reread) {
     const uint64_t pass_bytes = pass_rows * w_stride;
-    if (pass_rows > 1 && matvec_prefetch_style() == MatvecPrefetchStyle::kNextPassRows) {
-      rows_ = Rows(pass, w_stride, pass_rows, step_bytes, steps, end);
+    if (pass_rows > 1 && steps > 0 && matvec_prefetch_style() == MatvecPrefetchStyle::kWalkAhead) {
+      walk_ = WalkAhead(pass, w_stride, pass_rows, step_bytes, steps, end);
       return;
     }
     far_ = Window(pass + (first ? 1 : kPassesAhead) * pass_bytes, pass + (kPassesAhead + 1) * pass_bytes, end, steps);
@@ -93,42 +135,10 @@ class NextPassPrefetch {
   void step(int64_t s) const {
     far_.step(s);
     near_.step(s);
-    rows_.step(s);
+    walk_.step(s);
   }
 
  private:
-  // Step s's bytes of each row of the pass rows_ahead_target names.
-  class Rows {
-   public:
-    Rows() = default;
-    Rows(const uint8_t* pass, uint64_t w_stride, int pass_rows, uint64_t step_bytes, int64_t steps,
-         const uint8_t* end) {
-      const uint8_t* target = rows_ahead_target(pass, w_stride, pass_rows, step_bytes, steps, end);
-      if (!target) return;
-      first_ = reinterpret_cast<const char*>(target);
-      w_stride_ = w_stride;
-      step_bytes_ = step_bytes;
-      rows_ = pass_rows;
-    }
-
-    // A line every 64 bytes from the step's first byte, the same count at
-    // every step. Rounding to lines first made the count vary, a branch the
-    // core mispredicted; against that, 1-thread decode on a Zen 5:
-    // Qwen2.5-0.5B-shaped and Llama-3.2-1B-shaped Q8_0 1.09-1.10x,
-    // OLMoE-1B-7B 1.14x. Steps ask for consecutive lines; only the last line
-    // of a row's share of the pass can go unasked (it is read on demand).
-    void step(int64_t s) const {
-      const char* from = first_ + s * step_bytes_;
-      for (int r = 0; r < rows_; ++r)
-        for (uint64_t b = 0; b < step_bytes_; b += 64) asm volatile("prefetcht0 %0" : : "m"(from[r * w_stride_ + b]));
-    }
-
-   private:
-    const char* first_ = nullptr;
-    uint64_t w_stride_ = 0, step_bytes_ = 0;
-    int rows_ = 0;
-  };
-
   // Bytes [from, min(to, end)) requested in `steps` equal shares.
   class Window {
    public:
@@ -153,7 +163,7 @@ class NextPassPrefetch {
   };
 
   Window far_, near_;
-  Rows rows_;
+  WalkAhead walk_;
 };
 
 }  // namespace

@@ -10,7 +10,7 @@
 namespace synapse::cpu {
 namespace {
 
-// AMD family 1Ah (Zen 5) is where rows were measured to stream better
+// AMD family 1Ah (Zen 5) is where walking ahead was measured to stream better
 // (matvec_prefetch.h); windows were tuned on a Zen 4 and stay the default
 // elsewhere until measured.
 bool is_amd_zen5() {
@@ -31,10 +31,10 @@ bool is_amd_zen5() {
 
 MatvecPrefetchStyle decide() {
   if (const char* setting = std::getenv("SYNAPSE_MATVEC_PREFETCH")) {
-    if (std::strcmp(setting, "rows") == 0) return MatvecPrefetchStyle::kNextPassRows;
+    if (std::strcmp(setting, "walk") == 0) return MatvecPrefetchStyle::kWalkAhead;
     if (std::strcmp(setting, "windows") == 0) return MatvecPrefetchStyle::kPassWindows;
   }
-  return is_amd_zen5() ? MatvecPrefetchStyle::kNextPassRows : MatvecPrefetchStyle::kPassWindows;
+  return is_amd_zen5() ? MatvecPrefetchStyle::kWalkAhead : MatvecPrefetchStyle::kPassWindows;
 }
 
 }  // namespace

@@ -7,11 +7,11 @@ namespace synapse::cpu {
 
 enum class MatvecPrefetchStyle {
   kPassWindows,  // linear windows: the pass 4 passes on, and the next pass again
-  kNextPassRows  // each step's bytes in every row of a pass at least 8 KiB on, into L1
+  kWalkAhead     // in every row of a pass, the bytes the walk reads 8 KiB later, into L1
 };
 
 // The style for this machine, decided once: SYNAPSE_MATVEC_PREFETCH=windows
-// or =rows (for benchmarks on a new kind of host), else by CPU model.
+// or =walk (for benchmarks on a new kind of host), else by CPU model.
 MatvecPrefetchStyle matvec_prefetch_style();
 
 }  // namespace synapse::cpu
