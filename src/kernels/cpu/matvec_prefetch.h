@@ -39,11 +39,12 @@
 // medians of 1-thread decode (synapse bench tg64, 8 rounds, membw 31-33
 // GB/s): Qwen2.5-0.5B-shaped Q8_0 1.25x, Q4_0 1.14x, Llama-3.2-1B-shaped
 // Q8_0 1.13x, Q4_K_M 1.05x, OLMoE-1B-7B Q8_0 1.08x; bench/kernels "dram"
-// Q6_K 1.31x, Q5_K 1.11x, Q4_K 1.08x, "l2" Q8_0 1.26x, short rows (1024
-// wide) within noise. 12 KiB ahead instead: Qwen 0.86x, Llama 0.99x;
-// 5 KiB: 0.89x, 0.95x. Windows stay the style elsewhere: they were tuned
-// on a Zen 4, where T0 requests in windows lost half the speed; this style
-// is untried there.
+// Q6_K 1.31x, Q5_K 1.11x, Q4_K 1.08x, "l2" Q8_0 1.26x; its short rows
+// ("dram-short", 1024 wide) 0.92-0.98x in 10 rounds that ranged
+// 0.72-1.30x, where Qwen's 896-wide rows decode faster as above. 12 KiB
+// ahead instead: Qwen 0.86x, Llama 0.99x; 5 KiB: 0.89x, 0.95x. Windows
+// stay the style elsewhere: they were tuned on a Zen 4, where T0 requests
+// in windows lost half the speed; this style is untried there.
 //
 // Internal linkage, as simd_helpers.h explains.
 #pragma once
