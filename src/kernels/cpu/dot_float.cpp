@@ -199,7 +199,8 @@ void matvec(const uint8_t* w, uint64_t w_stride, int64_t rows, const uint8_t* x,
   const int64_t steps = n / step;  // the tail step, if any, asks for nothing
   const uint8_t* end = w + rows * w_stride;
   for (int64_t r = 0; r < rows; ++r) {
-    const NextPassPrefetch prefetch(w + r * w_stride, w_stride, 1, 0, steps, end, r == 0, Reread::kNextPass);
+    const NextPassPrefetch prefetch(w + r * w_stride, w_stride, 1, 0, steps, end, r == 0, Reread::kNextPass,
+                                    MatvecWeights::kBlocks);
     dot_pairs<E, 1, 1>(w + r * w_stride, w_stride, x, 0, n, y + r, 0, prefetch);
   }
 }

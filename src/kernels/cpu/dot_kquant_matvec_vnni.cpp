@@ -263,7 +263,7 @@ void matvec_q4_k_or_q5_k(const uint8_t* w, uint64_t w_stride, int64_t rows, cons
     for (int64_t r = 0; r + kPassRows <= rows; r += kPassRows) {
       const uint8_t* row = w + r * w_stride + b0 * Rows::kBlockBytes;
       const NextPassPrefetch prefetch(row, w_stride, kPassRows, Rows::kBlockBytes, count, w + rows * w_stride, r == 0,
-                                      kFifthBit ? Reread::kNo : Reread::kNextPass);
+                                      kFifthBit ? Reread::kNo : Reread::kNextPass, MatvecWeights::kSuperBlocks);
       __m256 acc = b0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(y + r);
       for (int64_t b = 0; b < count; ++b) {
         prefetch.step(b);
@@ -279,7 +279,7 @@ void matvec_q6_k(const uint8_t* w, uint64_t w_stride, int64_t rows, const uint8_
   for (int64_t r = 0; r + kPassRows <= rows; r += kPassRows) {
     const uint8_t* row = w + r * w_stride;
     const NextPassPrefetch prefetch(row, w_stride, kPassRows, kQ6KBytes, blocks, w + rows * w_stride, r == 0,
-                                    Reread::kNo);
+                                    Reread::kNo, MatvecWeights::kSuperBlocks);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < blocks; ++b) {
       prefetch.step(b);

@@ -188,7 +188,8 @@ void matvec_q8_0(const uint8_t* w, uint64_t w_stride, int64_t rows, const uint8_
     prepare(x, blocks, s0, count, act);
     for (int64_t r = 0; r + kPassRows <= rows; r += kPassRows) {
       const uint8_t* row = w + r * w_stride + s0 * kPairBytes;
-      const NextPassPrefetch prefetch(row, w_stride, kPassRows, kPairBytes, count, end, r == 0, Reread::kNextPass);
+      const NextPassPrefetch prefetch(row, w_stride, kPassRows, kPairBytes, count, end, r == 0, Reread::kNextPass,
+                                      MatvecWeights::kBlocks);
       const __m256 acc = s0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(y + r);
       _mm256_storeu_ps(y + r, pass(row, w_stride, act, count, lone_last, acc, c, prefetch));
     }
@@ -328,7 +329,8 @@ void matvec_q4_0(const uint8_t* w, uint64_t w_stride, int64_t rows, const uint8_
     prepare_quads(x, blocks, s0, count, act);
     for (int64_t r = 0; r + kPassRows <= rows; r += kPassRows) {
       const uint8_t* row = w + r * w_stride + s0 * kQuadBytes;
-      const NextPassPrefetch prefetch(row, w_stride, kPassRows, kQuadBytes, count, end, r == 0, Reread::kNextPass);
+      const NextPassPrefetch prefetch(row, w_stride, kPassRows, kQuadBytes, count, end, r == 0, Reread::kNextPass,
+                                      MatvecWeights::kBlocks);
       const __m256 acc = s0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(y + r);
       _mm256_storeu_ps(y + r, quad_pass(row, w_stride, act, count, last_blocks, acc, c, prefetch));
     }

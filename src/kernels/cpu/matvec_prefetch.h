@@ -42,9 +42,17 @@
 // Q6_K 1.31x, Q5_K 1.11x, Q4_K 1.08x, "l2" Q8_0 1.26x; its short rows
 // ("dram-short", 1024 wide) 0.92-0.98x in 10 rounds that ranged
 // 0.72-1.30x, where Qwen's 896-wide rows decode faster as above. 12 KiB
-// ahead instead: Qwen 0.86x, Llama 0.99x; 5 KiB: 0.89x, 0.95x. Windows
-// stay the style elsewhere: they were tuned on a Zen 4, where T0 requests
-// in windows lost half the speed; this style is untried there.
+// ahead instead: Qwen 0.86x, Llama 0.99x; 5 KiB: 0.89x, 0.95x.
+//
+// An Intel Xeon with AMX (KVM guest, family 6, 14.3-14.7 GB/s from one
+// core) walks ahead better with Q8_0 and Q4_0 and worse with the K-quants
+// (MatvecWeights): 1-thread decode, synapse bench tg64 with either style
+// in one binary, interleaved: Qwen2.5-0.5B-shaped Q8_0 24.4-25.2 against
+// 22.3-23.0 t/s (4 rounds), Q4_0 34.3-34.8 against 31.2-31.5 (3),
+// Llama-3.2-1B-shaped Q8_0 10.43-10.44 against 9.13-9.29 (2), Q4_K_M
+// 13.8-14.8 against 14.3-15.5 (8 rounds, every one slower). Windows stay
+// the style on other CPUs: they were tuned on a Zen 4, where T0 requests
+// in windows lost half the speed; walking ahead is untried there.
 //
 // Internal linkage, as simd_helpers.h explains.
 #pragma once
@@ -68,6 +76,7 @@ inline constexpr uint64_t kWalkAheadBytes = 8192;
 class WalkAhead {
  public:
   WalkAhead() = default;
+  // pass_rows and steps at least 1 (NextPassPrefetch's guard).
   WalkAhead(const uint8_t* pass, uint64_t w_stride, int pass_rows, uint64_t step_bytes, int64_t steps,
             const uint8_t* end)
       : w_stride_(w_stride), step_bytes_(step_bytes), rows_(pass_rows) {
@@ -88,7 +97,7 @@ class WalkAhead {
   // the target's rows lie in the matrix.
   const char* target(int64_t s) const {
     const intptr_t at = (s < split_ ? near_ : far_) + s * static_cast<int64_t>(step_bytes_);
-    return rows_ > 0 && at <= last_ ? reinterpret_cast<const char*>(at) : nullptr;
+    return at <= last_ ? reinterpret_cast<const char*>(at) : nullptr;
   }
 
   // A line every 64 bytes from the target's first byte in each row, the
@@ -105,7 +114,7 @@ class WalkAhead {
   }
 
  private:
-  intptr_t near_ = 0, far_ = 0, last_ = 0;
+  intptr_t near_ = 0, far_ = 0, last_ = INTPTR_MIN;  // default: no target at any step
   int64_t split_ = 0;
   uint64_t w_stride_ = 0, step_bytes_ = 0;
   int rows_ = 0;
@@ -120,11 +129,12 @@ class NextPassPrefetch {
   // In windows, the first pass of a walk (`first`) requests the next
   // kPassesAhead passes, so that the window is full from the second pass
   // on, and rereads nothing. Nothing past `end` is requested (the bytes
-  // after a matrix, another expert's, are seldom read next).
+  // after a matrix, another expert's, are seldom read next). The style is
+  // this machine's for `weights`.
   NextPassPrefetch(const uint8_t* pass, uint64_t w_stride, int pass_rows, uint64_t step_bytes, int64_t steps,
-                   const uint8_t* end, bool first, Reread reread) {
+                   const uint8_t* end, bool first, Reread reread, MatvecWeights weights) {
     const uint64_t pass_bytes = pass_rows * w_stride;
-    if (pass_rows > 1 && steps > 0 && matvec_prefetch_style() == MatvecPrefetchStyle::kWalkAhead) {
+    if (pass_rows > 1 && steps > 0 && matvec_prefetch_style(weights) == MatvecPrefetchStyle::kWalkAhead) {
       walk_ = WalkAhead(pass, w_stride, pass_rows, step_bytes, steps, end);
       return;
     }

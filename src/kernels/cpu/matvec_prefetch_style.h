@@ -10,8 +10,16 @@ enum class MatvecPrefetchStyle {
   kWalkAhead     // in every row of a pass, the bytes the walk reads 8 KiB later, into L1
 };
 
-// The style for this machine, decided once: SYNAPSE_MATVEC_PREFETCH=windows
-// or =walk (for benchmarks on a new kind of host), else by CPU model.
-MatvecPrefetchStyle matvec_prefetch_style();
+// The weights a kernel walks: the style that streams best can differ by
+// how much a kernel computes per byte.
+enum class MatvecWeights {
+  kBlocks,       // Q8_0, Q4_0, F16: few instructions per byte
+  kSuperBlocks   // the K-quants: about twice as many
+};
+
+// The style for this machine and kind of weights, decided once:
+// SYNAPSE_MATVEC_PREFETCH=windows or =walk (for benchmarks on a new kind
+// of host), else by CPU model.
+MatvecPrefetchStyle matvec_prefetch_style(MatvecWeights weights);
 
 }  // namespace synapse::cpu
