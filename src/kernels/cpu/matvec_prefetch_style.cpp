@@ -31,8 +31,9 @@ CpuMaker cpu_maker() {
 
 // Where walking ahead was measured to stream better (matvec_prefetch.h):
 // AMD family 1Ah (Zen 5) for every kernel; an Intel Xeon (with AMX) for
-// the Q8_0 and Q4_0 ones, while its K-quant decode ran slower. Windows
-// were tuned on a Zen 4 and stay the default elsewhere.
+// the Q8_0 and Q4_0 ones, while its K-quant decode ran slower. That one
+// Xeon decides for every Intel CPU (no other was measured). Windows were
+// tuned on a Zen 4 and stay the default elsewhere.
 MatvecPrefetchStyle decide(MatvecWeights weights) {
   if (const char* setting = std::getenv("SYNAPSE_MATVEC_PREFETCH")) {
     if (std::strcmp(setting, "walk") == 0) return MatvecPrefetchStyle::kWalkAhead;
