@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -25,7 +26,7 @@ static int open_or_throw(const std::string& path) {
   return fd;
 }
 
-MappedFile::MappedFile(const std::string& path) : MappedFile(open_or_throw(path), path) {}
+MappedFile::MappedFile(const std::string& path) : MappedFile(open_or_throw(path), path) { on_disk_ = true; }
 
 MappedFile::MappedFile(int fd, std::string path) : path_(std::move(path)) {
   struct stat st{};
@@ -108,6 +109,20 @@ uint64_t MappedFile::bytes_in_huge_pages() const {
   std::ifstream smaps("/proc/self/smaps");
   const auto begin = reinterpret_cast<uintptr_t>(data_);
   return smaps_huge_page_bytes(smaps, begin, begin + size_);
+}
+
+bool MappedFile::drop_from_page_cache(uint64_t offset, uint64_t length) const {
+  if (!on_disk_ || !data_ || offset >= size_) return false;
+  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t first = offset & ~(page - 1);
+  const uint64_t span = std::min(length, size_ - offset) + (offset - first);
+  ::madvise(const_cast<uint8_t*>(data_) + first, span, MADV_DONTNEED);
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ::fdatasync(fd);  // the cache keeps pages not yet written back
+  const int advised = ::posix_fadvise(fd, static_cast<off_t>(first), static_cast<off_t>(span), POSIX_FADV_DONTNEED);
+  ::close(fd);
+  return advised == 0;
 }
 
 MappedFile::~MappedFile() {

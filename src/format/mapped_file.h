@@ -38,10 +38,19 @@ class MappedFile {
   // /proc/self/smaps; 0 where that cannot be read. Decode streams every
   // weight, so this share moves its speed (see set_readahead).
   uint64_t bytes_in_huge_pages() const;
+  // Takes [offset, offset + length) out of this mapping and out of the page
+  // cache (written back first), so that the next reads fault it in again
+  // from the file: with readahead on, into 2 MiB page-cache folios where
+  // the kernel and file system make them, which the pages of a file
+  // written or copied shortly before are not. The bytes read stay the same
+  // (the mapping is read-only). False for a memory file (in_memory: its
+  // bytes live only in memory) or when the file cannot be reopened.
+  bool drop_from_page_cache(uint64_t offset, uint64_t length) const;
 
  private:
   MappedFile(int fd, std::string path);  // maps fd (closing it) or throws Io naming path
 
+  bool on_disk_ = false;  // opened by path, not in_memory
   std::string path_;
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;

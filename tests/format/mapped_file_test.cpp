@@ -69,5 +69,31 @@ TEST(MappedFile, ItsHugePageBytesAreAtMostItsSize) {
   EXPECT_LE(file.bytes_in_huge_pages(), kFileBytes);
 }
 
+// The loader reads a file written shortly before once more from the disk
+// (cli/weight_warmup.cpp): a dropped range leaves the page cache and the
+// mapping, and reads the same bytes when touched again.
+TEST(MappedFile, ARangeDroppedFromThePageCacheLeavesItAndReadsTheSameBytes) {
+  const DiskFile disk;
+  ASSERT_TRUE(disk.written);
+  const MappedFile file(disk.path);
+  uint64_t sum = 0;
+  for (size_t at = 0; at < kFileBytes; at += kPage) sum += file.bytes()[at];
+  ASSERT_EQ(sum, 7u * (kFileBytes / kPage));
+  ASSERT_TRUE(file.drop_from_page_cache(kFileBytes / 2, kFileBytes));  // past the end: up to it
+  EXPECT_LE(test::cached_pages(disk.path), kFileBytes / 2 / kPage);
+  sum = 0;
+  for (size_t at = 0; at < kFileBytes; at += kPage) sum += file.bytes()[at];
+  EXPECT_EQ(sum, 7u * (kFileBytes / kPage));
+}
+
+// A memory file's bytes exist nowhere else: it is never dropped.
+TEST(MappedFile, AMemoryFileIsNeverDroppedFromThePageCache) {
+  const auto file = MappedFile::in_memory("rows", 4 * kPage, [](std::span<uint8_t> bytes) {
+    for (uint8_t& b : bytes) b = 5;
+  });
+  EXPECT_FALSE(file->drop_from_page_cache(0, 4 * kPage));
+  for (size_t at = 0; at < 4 * kPage; at += 97) ASSERT_EQ(file->bytes()[at], 5);
+}
+
 }  // namespace
 }  // namespace synapse
