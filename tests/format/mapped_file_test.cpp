@@ -59,13 +59,19 @@ TEST(MappedFile, HugePageBytesCountOnlyTheMappingsOverlappingTheRange) {
   EXPECT_EQ(bytes(0x1000, 0x2000), 0u);
 }
 
+// One byte of every page of a DiskFile's mapping, summed (which faults
+// every page in): 7 per page.
+uint64_t sum_of_pages(const MappedFile& file) {
+  uint64_t sum = 0;
+  for (size_t at = 0; at < kFileBytes; at += kPage) sum += file.bytes()[at];
+  return sum;
+}
+
 TEST(MappedFile, ItsHugePageBytesAreAtMostItsSize) {
   const DiskFile disk;
   ASSERT_TRUE(disk.written);
   const MappedFile file(disk.path);
-  uint64_t sum = 0;
-  for (size_t at = 0; at < kFileBytes; at += kPage) sum += file.bytes()[at];
-  EXPECT_EQ(sum, 7u * (kFileBytes / kPage));
+  EXPECT_EQ(sum_of_pages(file), 7u * (kFileBytes / kPage));
   EXPECT_LE(file.bytes_in_huge_pages(), kFileBytes);
 }
 
@@ -76,14 +82,10 @@ TEST(MappedFile, ARangeDroppedFromThePageCacheLeavesItAndReadsTheSameBytes) {
   const DiskFile disk;
   ASSERT_TRUE(disk.written);
   const MappedFile file(disk.path);
-  uint64_t sum = 0;
-  for (size_t at = 0; at < kFileBytes; at += kPage) sum += file.bytes()[at];
-  ASSERT_EQ(sum, 7u * (kFileBytes / kPage));
+  ASSERT_EQ(sum_of_pages(file), 7u * (kFileBytes / kPage));
   ASSERT_TRUE(file.drop_from_page_cache(kFileBytes / 2, kFileBytes));  // past the end: up to it
   EXPECT_LE(test::cached_pages(disk.path), kFileBytes / 2 / kPage);
-  sum = 0;
-  for (size_t at = 0; at < kFileBytes; at += kPage) sum += file.bytes()[at];
-  EXPECT_EQ(sum, 7u * (kFileBytes / kPage));
+  EXPECT_EQ(sum_of_pages(file), 7u * (kFileBytes / kPage));
 }
 
 // A memory file's bytes exist nowhere else: it is never dropped.
