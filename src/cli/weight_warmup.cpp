@@ -15,7 +15,7 @@ namespace {
 constexpr uint64_t kWorthShowing = 256ull << 20;
 constexpr uint64_t kStep = 16ull << 20;  // bytes asked ahead and touched per report
 
-// Faults bytes [at, at + n) in, counted on `progress`.
+// Faults weight bytes in (read) and shows how many are done (count).
 class Reader {
  public:
   explicit Reader(uint64_t total) : progress_("loading weights", total) {}
@@ -53,15 +53,16 @@ bool read_mostly_huge(const MappedFile& file, uint64_t n, Reader& reader) {
 
 // Decode streams every weight and reads 2 MiB pages faster (MappedFile::
 // set_readahead; 1-thread Qwen2.5-0.5B-shaped Q8_0 decode on an Intel Xeon
-// read 95% of membw with 96% of the file in 2 MiB pages, 87% with 56%:
-// 1.045x and 0.971x llama.cpp). A file written or copied shortly before
-// sits in the page cache in 4 KiB folios, which faults map page by page
-// whatever the advice; read once more from the file, it comes in 2 MiB
-// folios where the kernel and file system make them. So the first step
-// of each file is a probe: when less than half of it comes in huge pages,
-// it is dropped from the cache and read again, and when that brings it in
-// huge pages, so is the rest of the file: a cold read of the file, once
-// (the next load finds the cache in 2 MiB folios).
+// read 93-95% of membw with 96-97% of the file in 2 MiB pages, 87% with
+// 56%; llama.cpp, mapping the same page cache, gains too). A file written
+// or copied shortly before sits in the page cache in 4 KiB folios, which
+// faults map page by page whatever the advice; read once more from the
+// file, it comes in 2 MiB folios where the kernel and file system make
+// them. So the first step of each file is a probe: when less than half
+// of it comes in huge pages, it is dropped from the cache and read again,
+// and when that brings it in huge pages, so is the rest of the file: a
+// cold read of the file, once (the next load finds the cache in 2 MiB
+// folios).
 void warm_up_file(const MappedFile& file, Reader& reader) {
   const std::span<const uint8_t> bytes = file.bytes();
   for (uint64_t at = 0; at < bytes.size(); at += kStep) {
