@@ -35,6 +35,15 @@ class Reader {
     progress_.update(done_);
   }
 
+  // Bytes [from, end) read and counted a step at a time.
+  void read_all(std::span<const uint8_t> bytes, uint64_t from) {
+    for (uint64_t at = from; at < bytes.size(); at += kStep) {
+      const uint64_t n = std::min<uint64_t>(kStep, bytes.size() - at);
+      read(bytes, at, n);
+      count(n);
+    }
+  }
+
  private:
   Progress progress_;
   uint64_t done_ = 0;
@@ -65,50 +74,45 @@ bool read_mostly_huge(const MappedFile& file, uint64_t n, Reader& reader) {
 // folios).
 void warm_up_file(const MappedFile& file, Reader& reader) {
   const std::span<const uint8_t> bytes = file.bytes();
-  for (uint64_t at = 0; at < bytes.size(); at += kStep) {
-    const uint64_t n = std::min<uint64_t>(kStep, bytes.size() - at);
-    if (at == 0 && n == kStep) {
-      // The rest goes in one drop: dropped step by step ahead of the reads,
-      // only half the file came back in huge pages (readahead runs past a
-      // step into bytes the next drop then takes away).
-      if (!read_mostly_huge(file, n, reader) && file.drop_from_page_cache(0, n) && read_mostly_huge(file, n, reader))
-        file.drop_from_page_cache(n, bytes.size() - n);
-    } else {
-      reader.read(bytes, at, n);
-    }
-    reader.count(n);
+  if (bytes.size() < kStep) return reader.read_all(bytes, 0);
+  // The rest goes in one drop: dropped step by step ahead of the reads,
+  // only half the file came back in huge pages (readahead runs past a step
+  // into bytes the next drop then takes away).
+  if (!read_mostly_huge(file, kStep, reader) && file.drop_from_page_cache(0, kStep) &&
+      read_mostly_huge(file, kStep, reader))
+    file.drop_from_page_cache(kStep, bytes.size() - kStep);
+  reader.count(kStep);
+  reader.read_all(bytes, kStep);
+}
+
+// The bytes to read: whole files, or, when layers are dropped, the weights
+// the session reads (a dropped layer's are never touched).
+std::vector<std::span<const uint8_t>> weight_ranges(const Model& model, const std::vector<bool>& unused) {
+  std::vector<std::span<const uint8_t>> ranges;
+  if (unused.empty()) {
+    for (const auto& file : model.files) ranges.push_back(file->bytes());
+    return ranges;
   }
+  for (uint32_t w = 0; w < model.graph.weights.size(); ++w)
+    if (!unused[w]) ranges.push_back(model.weight_bytes(ir::TensorId{w}));
+  return ranges;
 }
 
 }  // namespace
 
 void warm_up_weights(const Model& model, const exec::Session& session) {
   if (session.residency()) return;
-  // Whole files, or, when layers are dropped, the weights the session reads
-  // (a dropped layer's are never touched).
   const std::vector<bool>& unused = session.scheduler().layer_drop().weights;
+  const std::vector<std::span<const uint8_t>> ranges = weight_ranges(model, unused);
   uint64_t total = 0;
-  if (unused.empty()) {
-    for (const auto& file : model.files) total += file->bytes().size();
-  } else {
-    for (uint32_t w = 0; w < model.graph.weights.size(); ++w)
-      if (!unused[w]) total += model.weight_bytes(ir::TensorId{w}).size();
-  }
+  for (const auto& bytes : ranges) total += bytes.size();
   if (total < kWorthShowing) return;
   Reader reader(total);
   if (unused.empty()) {
     for (const auto& file : model.files) warm_up_file(*file, reader);
     return;
   }
-  for (uint32_t w = 0; w < model.graph.weights.size(); ++w) {
-    if (unused[w]) continue;
-    const std::span<const uint8_t> bytes = model.weight_bytes(ir::TensorId{w});
-    for (uint64_t at = 0; at < bytes.size(); at += kStep) {
-      const uint64_t n = std::min<uint64_t>(kStep, bytes.size() - at);
-      reader.read(bytes, at, n);
-      reader.count(n);
-    }
-  }
+  for (const std::span<const uint8_t> bytes : ranges) reader.read_all(bytes, 0);
 }
 
 }  // namespace synapse::cli
