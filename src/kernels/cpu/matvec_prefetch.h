@@ -52,7 +52,10 @@
 // Llama-3.2-1B-shaped Q8_0 10.43-10.44 against 9.13-9.29 (2), Q4_K_M
 // 13.8-14.8 against 14.3-15.5 (8 rounds, every one slower). Windows stay
 // the style on other CPUs: they were tuned on a Zen 4, where T0 requests
-// in windows lost half the speed; walking ahead is untried there.
+// in windows lost half the speed, and where walking ahead streams slower
+// (an EPYC guest, family 19h, 25 GB/s from one core: bench/kernels "dram"
+// Q8_0 15.8 against 24.2 GB/s, Q4_0 12.0 against 22.3, Q4_K 11.2 against
+// 19.2, Q6_K 11.8 against 16.6).
 //
 // Internal linkage, as simd_helpers.h explains.
 #pragma once
