@@ -1,6 +1,6 @@
 // Reads a large model's weight files into memory before the first step, with
 // a progress report: the mapping would otherwise fault them in during the
-// first prompt, a long silent wait on a big file.
+// first prompt, a long silent wait on a big file (memory/page_cache_reader.h).
 #pragma once
 
 #include "exec/session.h"

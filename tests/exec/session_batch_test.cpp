@@ -58,7 +58,7 @@ std::vector<std::vector<float>> solo_run(const Model& model, int i) {
   }
 }
 
-class SessionBatch : public testing::TestWithParam<std::string> {
+class SessionBatch : public ::testing::TestWithParam<std::string> {
  protected:
   test::TempDir dir_;
 };
@@ -97,7 +97,7 @@ TEST_P(SessionBatch, EverySequenceOfABatchGetsTheBitsOfItsSoloRun) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Archs, SessionBatch, testing::Values("qwen2", "olmoe"));
+INSTANTIATE_TEST_SUITE_P(Archs, SessionBatch, ::testing::Values("qwen2", "olmoe"));
 
 TEST(SessionFork, AForkAllocatesNoPageUntilItWritesAndNeitherSeesTheOthersTokens) {
   test::TempDir dir;

@@ -76,7 +76,7 @@ TEST(MappedFile, ItsHugePageBytesAreAtMostItsSize) {
 }
 
 // The loader reads a file written shortly before once more from the disk
-// (cli/weight_warmup.cpp): a dropped range leaves the page cache and the
+// (memory/page_cache_reader.cpp): a dropped range leaves the page cache and the
 // mapping, and reads the same bytes when touched again.
 TEST(MappedFile, ARangeDroppedFromThePageCacheLeavesItAndReadsTheSameBytes) {
   const DiskFile disk;

@@ -1,0 +1,54 @@
+#include "memory/page_cache_reader.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "support/disk_dir.h"
+
+namespace synapse::memory {
+namespace {
+
+constexpr uint64_t kReadFileBytes = 64ull << 20;
+constexpr uint64_t kHugePageBytes = 2ull << 20;
+
+// Takes every third 2 MiB range of `path` past its first 16 MiB out of the
+// page cache, as memory pressure evicts whole folios; false when it cannot
+// be advised. The first 16 MiB stay: holes there would make the reader's
+// probe read the whole file afresh, hiding how it fills holes.
+bool evict_every_third_huge_range(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  bool advised = fd >= 0;
+  for (uint64_t at = 8 * kHugePageBytes; advised && at < kReadFileBytes; at += 3 * kHugePageBytes)
+    advised = ::posix_fadvise(fd, static_cast<off_t>(at), kHugePageBytes, POSIX_FADV_DONTNEED) == 0;
+  if (fd >= 0) ::close(fd);
+  return advised;
+}
+
+// The share of the file at `path` that a new mapping maps in 2 MiB pages
+// once a PageCacheReader has read it.
+double huge_share_after_reading(const std::string& path) {
+  const MappedFile file(path);
+  PageCacheReader().read_file(file);
+  return static_cast<double>(file.bytes_in_huge_pages()) / kReadFileBytes;
+}
+
+// A file whose page cache lost some of its 2 MiB folios comes back in 2 MiB
+// pages about as fully as a cold one: the holes are not filled with the
+// small folios of a readahead advice.
+TEST(PageCacheReader, AFilePartlyEvictedFromThePageCacheComesBackInHugePagesAsAColdOne) {
+  const test::TempDir dir = test::disk_dir();
+  const std::string path = dir.file("weights.bin");
+  ASSERT_TRUE(test::write_to_disk(path, kReadFileBytes, 3) && test::drop_cached(path));
+  const double cold = huge_share_after_reading(path);
+  if (cold < 0.5) GTEST_SKIP() << "the kernel or file system mapped only " << cold << " of a cold file in 2 MiB pages";
+  ASSERT_TRUE(evict_every_third_huge_range(path));
+  // Two of the 32 huge pages may be missing; readahead advice for every
+  // step lost four (0.75 against a cold 0.875).
+  EXPECT_GE(huge_share_after_reading(path), cold - 2.0 * kHugePageBytes / kReadFileBytes);
+}
+
+}  // namespace
+}  // namespace synapse::memory
