@@ -1,8 +1,6 @@
 #include "memory/page_cache_reader.h"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <string>
 
@@ -19,12 +17,9 @@ constexpr uint64_t kHugePageBytes = 2ull << 20;
 // be advised. The first 16 MiB stay: holes there would make the reader's
 // probe read the whole file afresh, hiding how it fills holes.
 bool evict_every_third_huge_range(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  bool advised = fd >= 0;
-  for (uint64_t at = 8 * kHugePageBytes; advised && at < kReadFileBytes; at += 3 * kHugePageBytes)
-    advised = ::posix_fadvise(fd, static_cast<off_t>(at), kHugePageBytes, POSIX_FADV_DONTNEED) == 0;
-  if (fd >= 0) ::close(fd);
-  return advised;
+  for (off_t at = 8 * kHugePageBytes; at < static_cast<off_t>(kReadFileBytes); at += 3 * kHugePageBytes)
+    if (!test::drop_cached(path, at, kHugePageBytes)) return false;
+  return true;
 }
 
 // The share of the file at `path` that a new mapping maps in 2 MiB pages

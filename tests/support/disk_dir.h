@@ -30,11 +30,12 @@ inline bool write_to_disk(const std::string& path, size_t bytes, char value) {
   return written;
 }
 
-// Asks the kernel to drop `path` from the page cache; false when it could
-// not be opened or advised.
-inline bool drop_cached(const std::string& path) {
+// Asks the kernel to drop `path` (or `length` bytes of it from `offset`;
+// 0: to its end) from the page cache; false when it could not be opened or
+// advised.
+inline bool drop_cached(const std::string& path, off_t offset = 0, off_t length = 0) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  const bool advised = fd >= 0 && ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0;
+  const bool advised = fd >= 0 && ::posix_fadvise(fd, offset, length, POSIX_FADV_DONTNEED) == 0;
   if (fd >= 0) ::close(fd);
   return advised;
 }
