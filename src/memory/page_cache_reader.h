@@ -2,7 +2,8 @@
 // a time, saying after each how many bytes it read (for a progress report).
 // Decode streams every weight and reads 2 MiB pages faster, so a whole file
 // is read in such that its pages come in 2 MiB page-cache folios where the
-// kernel and file system make them.
+// kernel and file system make them, also where another program read parts
+// of it into small ones.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <span>
 
 #include "format/mapped_file.h"
+#include "memory/huge_page_scan.h"
 
 namespace synapse::memory {
 
@@ -24,8 +26,10 @@ class PageCacheReader {
   void read(std::span<const uint8_t> bytes) { read_from(bytes, 0); }
 
  private:
-  void read_from(std::span<const uint8_t> bytes, uint64_t from);
+  // mend: the file of `bytes`, whose windows mapped small are read afresh.
+  void read_from(std::span<const uint8_t> bytes, uint64_t from, const MappedFile* mend = nullptr);
   void read_step(std::span<const uint8_t> bytes, uint64_t at, uint64_t n);
+  void reread_small_windows(const MappedFile& file, uint64_t at, uint64_t n);
   bool read_mostly_huge(const MappedFile& file, uint64_t n);
   void count(uint64_t n) {
     if (on_read_) on_read_(n);
@@ -33,6 +37,7 @@ class PageCacheReader {
 
   std::function<void(uint64_t)> on_read_;
   const uint64_t page_;
+  HugePageScan scan_;
 };
 
 }  // namespace synapse::memory

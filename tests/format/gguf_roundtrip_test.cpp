@@ -7,15 +7,11 @@
 #include "format/gguf_reader.h"
 #include "format/gguf_writer.h"
 #include "support/temp_dir.h"
+#include "support/test_files.h"
 #include "synapse/error.h"
 
 namespace synapse {
 namespace {
-
-std::vector<uint8_t> slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
 
 // A writer holding one value of every metadata type, nested arrays included.
 GgufWriter every_type_writer() {
@@ -97,7 +93,7 @@ TEST(GgufRoundTrip, RewritingAReadFileIsByteExact) {
     copy.add_tensor_bytes(t.name, t.dims, t.encoding, {span.begin(), span.end()});
   }
   copy.write(dir.file("b.gguf"));
-  EXPECT_EQ(slurp(dir.file("a.gguf")), slurp(dir.file("b.gguf")));
+  EXPECT_EQ(test::read_bytes(dir.file("a.gguf")), test::read_bytes(dir.file("b.gguf")));
 }
 
 TEST(GgufRoundTrip, TypedGettersNameTheKeyOnWrongTypeOrAbsence) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "support/alloc_counter.h"
+#include "support/error_kind.h"
 #include "support/greedy_params.h"
 #include "synapse/error.h"
 
@@ -49,16 +50,6 @@ std::vector<float> random_logits(size_t n, uint32_t seed) {
   std::vector<float> logits(n);
   for (float& x : logits) x = normal(rng);
   return logits;
-}
-
-ErrorKind error_kind_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  ADD_FAILURE() << "no synapse::Error thrown";
-  return ErrorKind::Io;
 }
 
 TEST(SamplerGreedy, ArgmaxWithLowestIdOnTies) {
@@ -265,16 +256,16 @@ TEST(SamplerNaN, PositiveInfinityWins) {
 TEST(SamplerNaN, AllUnusableIsATypedError) {
   const std::vector<float> logits = {kNaN, -kInf, kNaN};
   Sampler sampler(SamplingParams{}, 3);
-  EXPECT_EQ(error_kind_of([&] { sampler.sample(logits); }), ErrorKind::InvalidValue);
+  EXPECT_EQ(test::error_kind([&] { sampler.sample(logits); }), ErrorKind::InvalidValue);
   Sampler argmax(test::greedy(), 3);
-  EXPECT_EQ(error_kind_of([&] { argmax.sample(logits); }), ErrorKind::InvalidValue);
+  EXPECT_EQ(test::error_kind([&] { argmax.sample(logits); }), ErrorKind::InvalidValue);
 }
 
 TEST(SamplerParams, RejectsInvalidValues) {
   const auto kind_for = [](auto edit, int32_t n_vocab = 8) {
     SamplingParams p;
     edit(p);
-    return error_kind_of([&] { Sampler(p, n_vocab); });
+    return test::error_kind([&] { Sampler(p, n_vocab); });
   };
   EXPECT_EQ(kind_for([](SamplingParams& p) { p.top_p = 0.0f; }), ErrorKind::InvalidValue);
   EXPECT_EQ(kind_for([](SamplingParams& p) { p.top_p = 1.5f; }), ErrorKind::InvalidValue);
@@ -297,9 +288,9 @@ TEST(SamplerParams, RejectsInvalidValues) {
 TEST(SamplerParams, RejectsWrongRowSizeAndForeignTokens) {
   Sampler sampler(SamplingParams{}, 8);
   const std::vector<float> short_row(7, 0.0f);
-  EXPECT_EQ(error_kind_of([&] { sampler.sample(short_row); }), ErrorKind::InvalidValue);
-  EXPECT_EQ(error_kind_of([&] { sampler.accept(8); }), ErrorKind::InvalidValue);
-  EXPECT_EQ(error_kind_of([&] { sampler.accept(-1); }), ErrorKind::InvalidValue);
+  EXPECT_EQ(test::error_kind([&] { sampler.sample(short_row); }), ErrorKind::InvalidValue);
+  EXPECT_EQ(test::error_kind([&] { sampler.accept(8); }), ErrorKind::InvalidValue);
+  EXPECT_EQ(test::error_kind([&] { sampler.accept(-1); }), ErrorKind::InvalidValue);
 }
 
 TEST(SamplerAlloc, NoAllocationPerSample) {

@@ -15,16 +15,13 @@
 
 #include "format/gguf_reader.h"
 #include "format/gguf_writer.h"
+#include "support/error_kind.h"
 #include "support/temp_dir.h"
+#include "support/test_files.h"
 #include "synapse/error.h"
 
 namespace synapse::quant {
 namespace {
-
-std::vector<uint8_t> slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
 
 Imatrix sample() {
   Imatrix m;
@@ -34,16 +31,6 @@ Imatrix sample() {
   m.entries["blk.0.attn_q.weight"] = {{1, 2, 3, 4, 5, 6, 7, 8}, {4}};
   m.entries["blk.0.ffn_up_exps.weight"] = {{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {2, 0, 6}};
   return m;
-}
-
-ErrorKind error_kind(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  ADD_FAILURE() << "no synapse::Error";
-  return ErrorKind::Cancelled;
 }
 
 TEST(ImatrixFile, GgufRoundTripKeepsEntriesAndMetadata) {
@@ -89,7 +76,7 @@ TEST(ImatrixFile, GgufLayoutIsLlamaCppImatrixTools) {
 TEST(ImatrixFile, ImportanceDividesByTheRoundedCountPerMatrix) {
   const ImatrixEntry e{{6, 12, 2, 4, 8, 16, 10, 20}, {2.5f, 0.4f, -3.0f, 4.0f}};
   EXPECT_EQ(importance(e), (std::vector<float>{6 / 3.0f, 12 / 3.0f, 1, 1, 1, 1, 10 / 4.0f, 20 / 4.0f}));
-  EXPECT_EQ(error_kind([] { importance(ImatrixEntry{{1, 2, 3}, {1, 1}}); }), ErrorKind::InvalidValue);
+  EXPECT_EQ(test::error_kind([] { importance(ImatrixEntry{{1, 2, 3}, {1, 1}}); }), ErrorKind::InvalidValue);
 }
 
 void put_i32(std::vector<uint8_t>& b, int32_t v) {
@@ -227,7 +214,7 @@ TEST(ImatrixFile, HostileGgufFilesGiveTypedErrors) {
     c.edit(w);
     test::TempDir dir;
     w.write(dir.file("h.gguf"));
-    EXPECT_EQ(error_kind([&] { read_imatrix(dir.file("h.gguf")); }), c.kind) << c.what;
+    EXPECT_EQ(test::error_kind([&] { read_imatrix(dir.file("h.gguf")); }), c.kind) << c.what;
   }
 }
 
@@ -245,12 +232,12 @@ TEST(ImatrixFile, HostileLegacyFilesGiveTypedErrors) {
   put_entry(nan_value, "w", 1, {std::numeric_limits<float>::quiet_NaN()});
   std::vector<uint8_t> cut_dataset = legacy_file();
   cut_dataset.pop_back();
-  EXPECT_EQ(error_kind([&] { parse_imatrix(no_entries); }), ErrorKind::InvalidValue);
-  EXPECT_EQ(error_kind([&] { parse_imatrix(negative_name); }), ErrorKind::InvalidValue);
-  EXPECT_EQ(error_kind([&] { parse_imatrix(no_values); }), ErrorKind::InvalidValue);
-  EXPECT_EQ(error_kind([&] { parse_imatrix(nan_value); }), ErrorKind::InvalidValue);
-  EXPECT_EQ(error_kind([&] { parse_imatrix(cut_dataset); }), ErrorKind::Truncated);
-  EXPECT_EQ(error_kind([&] { parse_imatrix({}); }), ErrorKind::Truncated);
+  EXPECT_EQ(test::error_kind([&] { parse_imatrix(no_entries); }), ErrorKind::InvalidValue);
+  EXPECT_EQ(test::error_kind([&] { parse_imatrix(negative_name); }), ErrorKind::InvalidValue);
+  EXPECT_EQ(test::error_kind([&] { parse_imatrix(no_values); }), ErrorKind::InvalidValue);
+  EXPECT_EQ(test::error_kind([&] { parse_imatrix(nan_value); }), ErrorKind::InvalidValue);
+  EXPECT_EQ(test::error_kind([&] { parse_imatrix(cut_dataset); }), ErrorKind::Truncated);
+  EXPECT_EQ(test::error_kind([&] { parse_imatrix({}); }), ErrorKind::Truncated);
 }
 
 TEST(ImatrixFile, ErrorsNameTheFile) {
@@ -276,7 +263,7 @@ void expect_typed_or_valid(const std::vector<uint8_t>& bytes, const std::string&
 TEST(ImatrixFileCorruption, TruncationsAndBitFlipsNeverCrash) {
   test::TempDir dir;
   write_imatrix(sample(), dir.file("i.gguf"));
-  for (const std::vector<uint8_t>& good : {slurp(dir.file("i.gguf")), legacy_file()}) {
+  for (const std::vector<uint8_t>& good : {test::read_bytes(dir.file("i.gguf")), legacy_file()}) {
     for (size_t len = 0; len < good.size(); ++len) {
       const std::vector<uint8_t> cut(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(len));
       expect_typed_or_valid(cut, "cut to " + std::to_string(len));

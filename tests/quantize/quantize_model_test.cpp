@@ -13,18 +13,15 @@
 
 #include "format/gguf_reader.h"
 #include "quantize/tensor_category.h"
+#include "support/error_kind.h"
 #include "support/temp_dir.h"
+#include "support/test_files.h"
 #include "support/tensor_encodings.h"
 #include "synapse/error.h"
 #include "synth/synth.h"
 
 namespace synapse::quant {
 namespace {
-
-std::vector<uint8_t> slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
 
 std::string synth(const test::TempDir& dir, const std::string& arch, const std::string& type,
                   const std::string& name, uint32_t n_layer = 2) {
@@ -47,16 +44,6 @@ QuantizeSummary quantize(const std::string& in, const std::string& out, const st
   o.threads = threads;
   o.allow_requantize = allow_requantize;
   return quantize_model(o);
-}
-
-ErrorKind error_kind(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  ADD_FAILURE() << "no error";
-  return ErrorKind::Cancelled;
 }
 
 // `synapse synth --type T` and `synapse quantize` of the F32 twin share
@@ -117,7 +104,7 @@ TEST(QuantizeModel, TheThreadCountChangesNoByte) {
   const std::string in = synth(dir, "qwen2moe", "f32", "in.gguf");
   quantize(in, dir.file("a.gguf"), "q4_k_m", 1);
   quantize(in, dir.file("b.gguf"), "q4_k_m", 3);
-  EXPECT_EQ(slurp(dir.file("a.gguf")), slurp(dir.file("b.gguf")));
+  EXPECT_EQ(test::read_bytes(dir.file("a.gguf")), test::read_bytes(dir.file("b.gguf")));
 }
 
 TEST(QuantizeModel, F16InputIsDecodedFirst) {
@@ -131,7 +118,7 @@ TEST(QuantizeModel, RequantizingNeedsToBeAllowed) {
   test::TempDir dir;
   const std::string in = synth(dir, "llama", "q8_0", "in.gguf");
   const std::string out = dir.file("q.gguf");
-  EXPECT_EQ(error_kind([&] { quantize(in, out, "q4_0"); }), ErrorKind::InvalidValue);
+  EXPECT_EQ(test::error_kind([&] { quantize(in, out, "q4_0"); }), ErrorKind::InvalidValue);
   EXPECT_FALSE(std::filesystem::exists(out));
   quantize(in, out, "q8_0");  // the same type: copied, nothing re-encoded
   EXPECT_EQ(test::tensor_encodings(out).at("blk.0.attn_q.weight"), Encoding::Q8_0);
@@ -142,15 +129,15 @@ TEST(QuantizeModel, RequantizingNeedsToBeAllowed) {
 TEST(QuantizeModel, BadInputsAreTypedErrorsAndLeaveNoOutput) {
   test::TempDir dir;
   const std::string out = dir.file("q.gguf");
-  EXPECT_EQ(error_kind([&] { quantize(dir.file("absent.gguf"), out, "q8_0"); }), ErrorKind::Io);
+  EXPECT_EQ(test::error_kind([&] { quantize(dir.file("absent.gguf"), out, "q8_0"); }), ErrorKind::Io);
 
-  const std::vector<uint8_t> whole = slurp(synth(dir, "llama", "f32", "in.gguf"));
+  const std::vector<uint8_t> whole = test::read_bytes(synth(dir, "llama", "f32", "in.gguf"));
   std::ofstream(dir.file("cut.gguf"), std::ios::binary)
       .write(reinterpret_cast<const char*>(whole.data()), static_cast<std::streamsize>(whole.size() / 2));
-  const ErrorKind cut = error_kind([&] { quantize(dir.file("cut.gguf"), out, "q8_0"); });
+  const ErrorKind cut = test::error_kind([&] { quantize(dir.file("cut.gguf"), out, "q8_0"); });
   EXPECT_TRUE(cut == ErrorKind::Truncated || cut == ErrorKind::OutOfBounds) << to_string(cut);
 
-  EXPECT_EQ(error_kind([&] { quantize(dir.file("in.gguf"), dir.file("no/such/dir/q.gguf"), "q8_0"); }),
+  EXPECT_EQ(test::error_kind([&] { quantize(dir.file("in.gguf"), dir.file("no/such/dir/q.gguf"), "q8_0"); }),
             ErrorKind::Io);
   EXPECT_FALSE(std::filesystem::exists(out));
   EXPECT_FALSE(std::filesystem::exists(out + ".part"));

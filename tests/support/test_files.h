@@ -1,5 +1,5 @@
-// Reading the files tests compare: whole text files, raw float32 rows and
-// id lists.
+// Reading the files tests compare: whole text or binary files, raw float32
+// rows and id lists.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,12 @@ inline std::string read_text(const std::filesystem::path& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// A whole file's bytes, as bytes.
+inline std::vector<uint8_t> read_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
 }
 
 // A raw little-endian float32 file.

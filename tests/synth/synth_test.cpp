@@ -18,15 +18,11 @@
 #include "format/gguf_reader.h"
 #include "support/byte_hash.h"
 #include "support/temp_dir.h"
+#include "support/test_files.h"
 #include "synapse/error.h"
 
 namespace synapse {
 namespace {
-
-std::vector<uint8_t> slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
 
 SynthOptions options(const std::string& arch, const std::string& type) {
   SynthOptions o;
@@ -240,9 +236,9 @@ TEST(SynthDeterminism, SameSeedSameBytesDifferentSeedDifferentBytes) {
   synth_model(o, dir.file("b.gguf"));
   o.seed = 8;
   synth_model(o, dir.file("c.gguf"));
-  const std::vector<uint8_t> a = slurp(dir.file("a.gguf"));
-  EXPECT_EQ(a, slurp(dir.file("b.gguf")));
-  const std::vector<uint8_t> c = slurp(dir.file("c.gguf"));
+  const std::vector<uint8_t> a = test::read_bytes(dir.file("a.gguf"));
+  EXPECT_EQ(a, test::read_bytes(dir.file("b.gguf")));
+  const std::vector<uint8_t> c = test::read_bytes(dir.file("c.gguf"));
   ASSERT_EQ(a.size(), c.size());
   EXPECT_NE(a, c);
 }
@@ -265,7 +261,7 @@ TEST(SynthDeterminism, TinyFilesKeepTheBytesOfTheFirstWriter) {
     SynthOptions o = options(g.arch, g.type);
     o.seed = 5;
     synth_model(o, dir.file("g.gguf"));
-    EXPECT_EQ(test::fnv1a(slurp(dir.file("g.gguf"))), g.hash) << g.arch << " " << g.type;
+    EXPECT_EQ(test::fnv1a(test::read_bytes(dir.file("g.gguf"))), g.hash) << g.arch << " " << g.type;
   }
 }
 
@@ -407,7 +403,7 @@ TEST(SynthRopeScaling, WritesTheKeysLlamaCppReads) {
   EXPECT_EQ(md.get_int("qwen2.rope.scaling.original_context_length"), 64);
   EXPECT_EQ(md.get_int("qwen2.context_length"), 512);
   synth_model(o, dir.file("again.gguf"));
-  EXPECT_EQ(slurp(dir.file("yarn.gguf")), slurp(dir.file("again.gguf")));
+  EXPECT_EQ(test::read_bytes(dir.file("yarn.gguf")), test::read_bytes(dir.file("again.gguf")));
 
   o.rope_scaling = {"linear", 2};
   const GgufFile linear = synth_file(dir, o, "linear.gguf");
