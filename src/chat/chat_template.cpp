@@ -77,6 +77,9 @@ std::optional<std::string> template_from_tokenizer_config(const std::string& tex
 std::string resolve_chat_template(std::string_view name_or_file) {
   if (auto builtin = builtin_chat_template(name_or_file)) return *builtin;
   const std::string path(name_or_file);
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw Error(ErrorKind::Usage, "--chat-template '" + path + "' is not a regular file");
   std::ifstream probe(path, std::ios::binary);
   if (!probe) {
     throw Error(ErrorKind::Usage, "--chat-template '" + path +

@@ -39,6 +39,7 @@ struct Expr {
   // callee/operand), "" for positional ones.
   std::vector<std::string> arg_names;
   bool negated = false;
+  int height = 1;  // nodes on the longest path down from here (the parser bounds it)
 };
 
 struct Stmt;

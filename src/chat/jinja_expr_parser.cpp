@@ -1,5 +1,6 @@
 #include "chat/jinja_expr_parser.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "chat/jinja_builtins.h"
@@ -28,6 +29,17 @@ class DepthGuard {
   int& depth_;
 };
 
+// Appends child to e's children, keeping the tree within
+// kMaxExpressionHeight (an absent optional part is a null child).
+void adopt(Expr& e, ExprPtr child) {
+  if (child) {
+    e.height = std::max(e.height, child->height + 1);
+    if (e.height > kMaxExpressionHeight)
+      throw_unsupported(e.line, "expressions more than " + std::to_string(kMaxExpressionHeight) + " operations deep");
+  }
+  e.children.push_back(std::move(child));
+}
+
 }  // namespace
 
 const Token& ExpressionParser::peek(size_t ahead) const {
@@ -47,8 +59,8 @@ void ExpressionParser::expect_operator(const char* op) {
 ExprPtr ExpressionParser::binary(std::string op, ExprPtr lhs, ExprPtr rhs, int line) {
   auto e = make(Expr::Kind::Binary, line);
   e->name = std::move(op);
-  e->children.push_back(std::move(lhs));
-  e->children.push_back(std::move(rhs));
+  adopt(*e, std::move(lhs));
+  adopt(*e, std::move(rhs));
   return e;
 }
 
@@ -58,13 +70,13 @@ ExprPtr ExpressionParser::parse_expression(bool allow_condition) {
     const int line = peek().line;
     ++pos_;
     auto e = make(Expr::Kind::Ternary, line);
-    e->children.push_back(std::move(value));
-    e->children.push_back(parse_or());
+    adopt(*e, std::move(value));
+    adopt(*e, parse_or());
     if (at_name("else")) {
       ++pos_;
-      e->children.push_back(parse_expression());
+      adopt(*e, parse_expression());
     } else {
-      e->children.push_back(nullptr);
+      adopt(*e, nullptr);
     }
     value = std::move(e);
   }
@@ -94,7 +106,7 @@ ExprPtr ExpressionParser::parse_not() {
   DepthGuard guard(depth_, peek().line);
   auto e = make(Expr::Kind::Unary, tokens_[pos_++].line);
   e->name = "not";
-  e->children.push_back(parse_not());
+  adopt(*e, parse_not());
   return e;
 }
 
@@ -163,7 +175,7 @@ ExprPtr ExpressionParser::parse_unary(bool with_filters) {
     // As in Jinja2, filters apply to the negated value: -2|abs is 2.
     node = make(Expr::Kind::Unary, peek().line);
     node->name = tokens_[pos_++].text;
-    node->children.push_back(parse_unary(/*with_filters=*/false));
+    adopt(*node, parse_unary(/*with_filters=*/false));
   } else {
     node = parse_postfix(parse_primary());
   }
@@ -229,11 +241,11 @@ ExprPtr ExpressionParser::parse_primary() {
           return first;
         }
         auto tuple = make(Expr::Kind::Tuple, t.line);
-        tuple->children.push_back(std::move(first));
+        adopt(*tuple, std::move(first));
         while (at_operator(",")) {
           ++pos_;
           if (at_operator(")")) break;
-          tuple->children.push_back(parse_expression());
+          adopt(*tuple, parse_expression());
         }
         expect_operator(")");
         return tuple;
@@ -257,7 +269,7 @@ ExprPtr ExpressionParser::parse_primary() {
 ExprPtr ExpressionParser::parse_sequence(Expr::Kind kind, const char* close, int line) {
   auto e = make(kind, line);
   while (!at_operator(close)) {
-    e->children.push_back(parse_expression());
+    adopt(*e, parse_expression());
     if (!at_operator(",")) break;
     ++pos_;
   }
@@ -268,9 +280,9 @@ ExprPtr ExpressionParser::parse_sequence(Expr::Kind kind, const char* close, int
 ExprPtr ExpressionParser::parse_dict(int line) {
   auto e = make(Expr::Kind::Dict, line);
   while (!at_operator("}")) {
-    e->children.push_back(parse_expression());
+    adopt(*e, parse_expression());
     expect_operator(":");
-    e->children.push_back(parse_expression());
+    adopt(*e, parse_expression());
     if (!at_operator(",")) break;
     ++pos_;
   }
@@ -286,12 +298,12 @@ ExprPtr ExpressionParser::parse_postfix(ExprPtr node) {
       auto e = make(Expr::Kind::Attribute, line);
       if (peek().kind == Token::Kind::Int) {  // x.0 is x[0] in Jinja
         e->kind = Expr::Kind::Subscript;
-        e->children.push_back(std::move(node));
-        e->children.push_back(parse_primary());
+        adopt(*e, std::move(node));
+        adopt(*e, parse_primary());
       } else {
         if (peek().kind != Token::Kind::Name) throw_syntax(line, "expected an attribute name after '.'");
         e->name = tokens_[pos_++].text;
-        e->children.push_back(std::move(node));
+        adopt(*e, std::move(node));
       }
       node = std::move(e);
     } else if (at_operator("[")) {
@@ -299,7 +311,7 @@ ExprPtr ExpressionParser::parse_postfix(ExprPtr node) {
       node = parse_subscript(std::move(node));
     } else if (at_operator("(")) {
       auto e = make(Expr::Kind::Call, line);
-      e->children.push_back(std::move(node));
+      adopt(*e, std::move(node));
       parse_call_args(*e);
       node = std::move(e);
     } else {
@@ -314,19 +326,19 @@ ExprPtr ExpressionParser::parse_subscript(ExprPtr object) {
   if (!at_operator(":")) {
     expect_operator("]");
     auto e = make(Expr::Kind::Subscript, line);
-    e->children.push_back(std::move(object));
-    e->children.push_back(std::move(start));
+    adopt(*e, std::move(object));
+    adopt(*e, std::move(start));
     return e;
   }
   auto e = make(Expr::Kind::Slice, line);
-  e->children.push_back(std::move(object));
-  e->children.push_back(std::move(start));
+  adopt(*e, std::move(object));
+  adopt(*e, std::move(start));
   for (int part = 0; part < 2; ++part) {
     if (at_operator(":")) {
       ++pos_;
-      e->children.push_back(at_operator(":") || at_operator("]") ? nullptr : parse_expression());
+      adopt(*e, at_operator(":") || at_operator("]") ? nullptr : parse_expression());
     } else {
-      e->children.push_back(nullptr);
+      adopt(*e, nullptr);
     }
   }
   expect_operator("]");
@@ -343,7 +355,7 @@ void ExpressionParser::parse_call_args(Expr& node) {
     } else {
       node.arg_names.push_back("");
     }
-    node.children.push_back(parse_expression());
+    adopt(node, parse_expression());
     if (!at_operator(",")) break;
     ++pos_;
   }
@@ -356,7 +368,7 @@ ExprPtr ExpressionParser::parse_filter(ExprPtr operand) {
   auto e = make(Expr::Kind::Filter, peek().line);
   e->name = tokens_[pos_++].text;
   if (!is_known_filter(e->name)) throw_unsupported(e->line, "filter '" + e->name + "'");
-  e->children.push_back(std::move(operand));
+  adopt(*e, std::move(operand));
   if (at_operator("(")) parse_call_args(*e);
   return e;
 }
@@ -371,7 +383,7 @@ ExprPtr ExpressionParser::parse_test(ExprPtr operand) {
   if (peek().kind != Token::Kind::Name) throw_syntax(peek().line, "expected a test name after 'is'");
   e->name = tokens_[pos_++].text;
   if (!is_known_test(e->name)) throw_unsupported(e->line, "test '" + e->name + "'");
-  e->children.push_back(std::move(operand));
+  adopt(*e, std::move(operand));
   if (at_operator("(")) {
     parse_call_args(*e);
     return e;
@@ -385,7 +397,7 @@ ExprPtr ExpressionParser::parse_test(ExprPtr operand) {
       at_operator("[") || at_operator("{");
   if (starts_argument) {
     e->arg_names.push_back("");
-    e->children.push_back(parse_postfix(parse_primary()));
+    adopt(*e, parse_postfix(parse_primary()));
   }
   return e;
 }

@@ -54,7 +54,7 @@ int chat_loop(const ChatFlags& f) {
   apply_memory_flags(f.memory, model, options);
   exec::Session session(model, options);
   warm_up_weights(model, session);
-  SamplingParams sampling = sampling_params(f.sampling);
+  SamplingParams sampling = sampling_params(f.sampling, f.ctx);
   Sampler sampler(sampling, static_cast<int32_t>(model.info.n_vocab));
   ChatSession chat(session, *tokenizer, sampler, std::move(chat_template), f.chat);
 

@@ -5,6 +5,7 @@
 
 #include "cli/command.h"
 #include "convert/hf_to_gguf.h"
+#include "kernels/cpu/core_count.h"
 #include "progress/progress.h"
 
 namespace synapse::cli {
@@ -40,7 +41,7 @@ std::function<int()> setup_convert(CLI::App& app) {
                  "tokenizer file (tokenizer.json, tokenizer.model or a GGUF) when the folder has none")
       ->check(CLI::ExistingFile);
   app.add_option("-t,--threads", options->threads, "threads converting rows (default: one per core)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, cpu::kMaxThreads));
   app.footer(
       "\nFamilies (config.json model_type): llama (Llama 2/3, SmolLM2, TinyLlama), mistral, mixtral, qwen2,\n"
       "qwen3, olmoe, qwen2_moe, qwen3_moe. Norms and biases are written as F32. The file is written to\n"

@@ -144,7 +144,7 @@ Register eval_reg{{"eval", "Synthetic long-context tasks (pass key, needles, var
                     ->check(CLI::Range(0.0, 1.0));
                 app.add_option("--distractors", f->task.distractors, "niah-multikey: needles with other keys")
                     ->capture_default_str()
-                    ->check(CLI::Range(0, 1000));
+                    ->check(CLI::Range(0, eval::kMaxDistractors));
                 app.add_option("--hops", f->task.hops, "vt: variables in the chain")
                     ->capture_default_str()
                     ->check(CLI::Range(1, 100));

@@ -193,7 +193,8 @@ Register inspect_reg{{"inspect", "Show what a GGUF file holds: architecture, hyp
               [](CLI::App& app) -> std::function<int()> {
                 auto flags = std::make_shared<InspectFlags>();
                 app.add_option("file,-m,--model", flags->file,
-                               "GGUF file, a folder holding one, or a Hugging Face model folder (as Synapse reads it)")
+                               "GGUF file, a folder holding one, or a Hugging Face model folder (as Synapse reads it); "
+                               "given once, as FILE or as -m FILE")
                     ->required();
                 app.add_flag("--json", flags->as_json, "print JSON instead of text");
                 app.footer(

@@ -14,6 +14,7 @@
 #include "calibrate/precision_groups.h"
 #include "calibrate/size_target.h"
 #include "cli/command.h"
+#include "kernels/cpu/core_count.h"
 #include "memory/memory_budget.h"
 #include "progress/progress.h"
 #include "quantize/quant_types.h"
@@ -123,7 +124,7 @@ std::function<int()> setup_quantize(CLI::App& app) {
                      " (any case; q4_k = Q4_K_S, q5_k = Q5_K_S)")
       ->required();
   app.add_option("-t,--threads", args->opts.threads, "threads encoding rows (default: one per core)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, cpu::kMaxThreads));
   app.add_flag("--pure", args->opts.pure,
                "no type mix: every quantizable weight gets TYPE's own encoding (llama-quantize --pure)");
   app.add_option("--imatrix", args->opts.imatrix_file,

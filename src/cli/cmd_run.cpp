@@ -23,6 +23,7 @@
 #include "eval/perplexity_tool.h"
 #include "exec/region_trace.h"
 #include "exec/session.h"
+#include "format/part_file.h"
 #include "generate/draft_model.h"
 #include "generate/generation.h"
 #include "generate/parallel_generation.h"
@@ -94,11 +95,14 @@ std::vector<int32_t> parse_ids(const std::string& text) {
 // llama2.c checkpoints have none.
 std::unique_ptr<Tokenizer> tokenizer_for(const std::string& path, const std::string& flag, bool required) {
   if (!flag.empty()) return load_tokenizer(flag);
+  std::error_code ec;
+  const bool hf = std::filesystem::is_directory(path, ec) || path.ends_with(".safetensors");
+  // Not a regular file (a FIFO would block the read): loading the model
+  // says what is wrong with it.
+  if (!hf && !std::filesystem::is_regular_file(path, ec)) return nullptr;
   std::ifstream in(path, std::ios::binary);
   char magic[4] = {};
   in.read(magic, 4);
-  std::error_code ec;
-  const bool hf = std::filesystem::is_directory(path, ec) || path.ends_with(".safetensors");
   if (std::string(magic, 4) != "GGUF" && !hf) return nullptr;
   try {
     return load_tokenizer(path);
@@ -109,22 +113,18 @@ std::unique_ptr<Tokenizer> tokenizer_for(const std::string& path, const std::str
   }
 }
 
+// Written as PATH.part and renamed by close(): a run that fails before
+// leaves no file.
 class LogitsDump {
  public:
-  explicit LogitsDump(const std::string& path) : out_(path, std::ios::binary), path_(path) {
-    if (!out_) throw Error(ErrorKind::Io, "cannot create logits dump file", Error::kNoOffset, path);
-  }
+  explicit LogitsDump(const std::string& path) : out_(path) {}
   void write(std::span<const float> row) {
-    out_.write(reinterpret_cast<const char*>(row.data()), static_cast<std::streamsize>(row.size_bytes()));
+    out_.append(reinterpret_cast<const uint8_t*>(row.data()), row.size_bytes());
   }
-  void close() {
-    out_.close();
-    if (!out_) throw Error(ErrorKind::Io, "could not write the logits dump", Error::kNoOffset, path_);
-  }
+  void close() { out_.commit(); }
 
  private:
-  std::ofstream out_;
-  std::string path_;
+  PartFile out_;
 };
 
 // The drafter -md or --lookup-ngram asks for; a draft model must share the
@@ -151,7 +151,7 @@ std::unique_ptr<Drafter> make_drafter(const RunFlags& f, const Model& target, co
   draft_options.all_logits = false;
   draft_options.logits_rows = 1;
   draft_options.memory = {};
-  return std::make_unique<ModelDrafter>(*draft_model, draft_options, sampling_params(f.sampling));
+  return std::make_unique<ModelDrafter>(*draft_model, draft_options, sampling_params(f.sampling, f.ctx));
 }
 
 void print_speculative_stats(const SpeculativeStats& stats, size_t generated) {
@@ -238,7 +238,7 @@ int run_pipelined(const RunFlags& f, dist::Transport& transport, const Model& mo
   dist::PipelineRank stage(transport, model, options, pipeline);
   warm_up_weights(model, stage.session());
   const auto start = std::chrono::steady_clock::now();
-  const std::vector<std::vector<int32_t>> all = stage.generate(sampling_params(f.sampling), prompt, gen);
+  const std::vector<std::vector<int32_t>> all = stage.generate(sampling_params(f.sampling, f.ctx), prompt, gen);
   if (trace) trace->close();
   // Per token: the prompt's and each sequence's (a later rank does not
   // see how many ended early).
@@ -261,7 +261,7 @@ void run_parallel(const RunFlags& f, exec::Session& session, std::span<const int
                   const GenerationOptions& gen, const Tokenizer* tokenizer) {
   const auto start = std::chrono::steady_clock::now();
   const std::vector<std::vector<int32_t>> all =
-      generate_parallel(session, sampling_params(f.sampling), prompt, f.parallel, gen);
+      generate_parallel(session, sampling_params(f.sampling, f.ctx), prompt, f.parallel, gen);
   const size_t generated = print_continuations(f, all, prompt.size(), seconds_since(start), tokenizer);
   print_memory_stats(session, static_cast<int64_t>(prompt.size() + generated));
   report_numerical_mode(session);
@@ -336,7 +336,7 @@ int run(const RunFlags& f) {
     return kExitOk;
   }
   warm_up_weights(model, session);
-  SamplingParams sampling = sampling_params(f.sampling);
+  SamplingParams sampling = sampling_params(f.sampling, f.ctx);
   Sampler sampler(sampling, static_cast<int32_t>(model.info.n_vocab));
 
   std::unique_ptr<exec::RegionTraceWriter> trace;

@@ -105,7 +105,7 @@ int serve_model(ServeFlags f) {
 
   if (f.server.n_predict == 0) throw Error(ErrorKind::Usage, "-n 0 would generate nothing: give -1 (no limit) or more");
   const std::string path = model_file_path(f.model);
-  f.server.sampling = sampling_params(f.sampling);
+  f.server.sampling = sampling_params(f.sampling, f.ctx);
   const int queue = f.queue > 0 ? f.queue : 4 * f.parallel;
   // Every running or queued request holds a thread: more, and a spare few
   // for /health and the refusals.

@@ -4,6 +4,7 @@
 
 #include "cli/command.h"
 #include "format/gguf_reader.h"
+#include "kernels/cpu/core_count.h"
 #include "progress/progress.h"
 #include "synth/synth.h"
 #include "synth/synth_names.h"
@@ -54,7 +55,7 @@ std::function<int()> setup_synth(CLI::App& app) {
   app.add_option("--seed", o.seed, "random seed; the same options and seed give the same bytes")
       ->capture_default_str();
   app.add_flag("--pure", o.pure, "give every quantizable weight --type (llama-quantize --pure)");
-  app.add_option("-t,--threads", o.threads, "threads (default: one per core)");
+  app.add_option("-t,--threads", o.threads, "threads (default: one per core)")->check(CLI::Range(0, cpu::kMaxThreads));
   app.add_option("-o,--output", args->output, "GGUF file to write")->required();
   app.add_option("--vocab", o.vocab_file,
                  "embed this real vocabulary (tokenizer.json, SentencePiece .model or GGUF); sets --n-vocab")

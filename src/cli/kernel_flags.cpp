@@ -17,7 +17,7 @@ const RegisterDashAlias gpu_layers_alias{"-ngl", "--n-gpu-layers"};
 
 void add_kernel_flags(CLI::App& app, KernelFlags& flags) {
   app.add_option("-t,--threads", flags.threads, "threads (default: one per physical core available to the process)")
-      ->check(CLI::Range(1, 1024));
+      ->check(CLI::Range(1, cpu::kMaxThreads));
   app.add_option_function<std::string>(
          "--n-gpu-layers",
          [name = app.get_name()](const std::string&) {

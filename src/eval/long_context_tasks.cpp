@@ -97,7 +97,11 @@ LongContextSample make_sample(const LongContextOptions& o, int index, const Toke
     }
     case LongContextTask::Needle:
     case LongContextTask::NeedleMultiKey: {
-      const int needles = o.task == LongContextTask::Needle ? 1 : 1 + std::max(0, o.distractors);
+      static_assert(std::size(kAdjectives) * std::size(kNouns) == kMaxDistractors + 1);
+      if (o.distractors < 0 || o.distractors > kMaxDistractors)
+        throw Error(ErrorKind::Usage, "--distractors " + std::to_string(o.distractors) + " is outside 0.." +
+                                          std::to_string(kMaxDistractors) + " (each needle needs a distinct key)");
+      const int needles = o.task == LongContextTask::Needle ? 1 : 1 + o.distractors;
       std::vector<std::string> keys;
       while (static_cast<int>(keys.size()) < needles) {
         std::string k = key(rng);

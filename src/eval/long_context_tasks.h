@@ -31,11 +31,15 @@ enum class LongContextTask { Passkey, Needle, NeedleMultiKey, VariableTracking }
 std::optional<LongContextTask> long_context_task(std::string_view name);
 const char* task_names();  // for help texts
 
+// niah-multikey's needles each have a distinct key (an adjective and a
+// noun): at most this many distractors.
+inline constexpr int kMaxDistractors = 255;
+
 struct LongContextOptions {
   LongContextTask task = LongContextTask::Passkey;
   int64_t length = 4096;   // tokens of the whole prompt, about
   double depth = -1;       // where the (first) fact sits, 0..1; < 0: a random depth per sample
-  int distractors = 3;     // niah-multikey: needles with other keys
+  int distractors = 3;     // niah-multikey: needles with other keys, 0..kMaxDistractors
   int hops = 4;            // vt: variables in the chain
   uint32_t seed = 1;
 };

@@ -13,6 +13,8 @@ namespace synapse::eval {
 
 ChunkLayout chunk_layout(int64_t n_tokens, int64_t n_ctx, int64_t max_chunks) {
   if (n_ctx < 4) throw Error(ErrorKind::Usage, "the context (-c) must be at least 4 tokens, got " + std::to_string(n_ctx));
+  // No chunk would measure nothing (and report a perfect score).
+  if (max_chunks == 0) throw Error(ErrorKind::Usage, "--chunks 0 measures nothing: give 1 or more (-1: all)");
   if (n_tokens < 2 * n_ctx)
     throw Error(ErrorKind::InvalidValue, "the text is " + std::to_string(n_tokens) + " tokens; a context of " +
                                              std::to_string(n_ctx) + " needs at least " +

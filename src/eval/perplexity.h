@@ -36,7 +36,7 @@ struct ChunkLayout {
 };
 
 // The layout for n_tokens tokens: every whole chunk, at most max_chunks
-// (negative: no limit). Throws Error(Usage) for n_ctx < 4 and
+// (negative: no limit). Throws Error(Usage) for n_ctx < 4 or max_chunks 0 and
 // Error(InvalidValue) for fewer than 2 * n_ctx tokens (llama.cpp's rule).
 ChunkLayout chunk_layout(int64_t n_tokens, int64_t n_ctx, int64_t max_chunks);
 

@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <map>
 
@@ -34,15 +35,17 @@ std::string rank_trace_path(const std::string& path, int rank) {
 
 RegionTraceWriter::RegionTraceWriter(const std::string& path, const Model& model, std::string session, int rank)
     : path_(path), session_(std::move(session)), rank_(rank) {
-  file_ = std::fopen(path.c_str(), "w");
+  file_ = std::fopen(part_path().c_str(), "w");
   if (!file_)
     throw Error(ErrorKind::Io, std::string("cannot create trace file: ") + std::strerror(errno),
-                Error::kNoOffset, path);
+                Error::kNoOffset, part_path());
   for (const auto& region : model.graph.regions) precision_.push_back(main_encoding(model.graph, region));
 }
 
 RegionTraceWriter::~RegionTraceWriter() {
-  if (file_) std::fclose(file_);
+  if (!file_) return;
+  std::fclose(file_);  // not closed: the run failed, and leaves no trace file
+  std::remove(part_path().c_str());
 }
 
 void RegionTraceWriter::write(const RegionEvent& e) {
@@ -83,8 +86,10 @@ void RegionTraceWriter::close() {
   const bool failed = std::ferror(file_) != 0;
   const bool close_failed = std::fclose(file_) != 0;
   file_ = nullptr;
-  if (failed || close_failed)
+  if (failed || close_failed || std::rename(part_path().c_str(), path_.c_str()) != 0) {
+    std::remove(part_path().c_str());
     throw Error(ErrorKind::Io, "could not write the trace file", Error::kNoOffset, path_);
+  }
 }
 
 }  // namespace synapse::exec

@@ -47,7 +47,8 @@ std::string rank_trace_path(const std::string& path, int rank);
 class RegionTraceWriter {
  public:
   // Throws Error(Io) when the file cannot be created. Every line says the
-  // pipeline rank that wrote it.
+  // pipeline rank that wrote it. The lines go to PATH.part, renamed to PATH
+  // by close(): a run that fails before leaves neither.
   RegionTraceWriter(const std::string& path, const Model& model, std::string session = "s1", int rank = 0);
   ~RegionTraceWriter();
   RegionTraceWriter(const RegionTraceWriter&) = delete;
@@ -58,10 +59,12 @@ class RegionTraceWriter {
   void write(const SpeculationTotals& totals);
   // {"session":..,"event":"hop","kind":..,"from":..,"to":..,...}
   void write(const HopEvent& hop);
-  // Flushes and closes; throws Error(Io) if the data could not be written.
+  // Flushes, closes and renames into place; throws Error(Io) if the data
+  // could not be written.
   void close();
 
  private:
+  std::string part_path() const { return path_ + ".part"; }
   std::FILE* file_ = nullptr;
   std::string path_;
   std::string session_;

@@ -21,7 +21,9 @@ static Error io_error(const std::string& what, const std::string& path) {
 }
 
 static int open_or_throw(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Not blocking: opening a FIFO with no writer would wait for one; fstat
+  // then refuses what is not a regular file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw io_error("cannot open file", path);
   return fd;
 }

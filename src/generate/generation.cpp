@@ -8,6 +8,10 @@ namespace synapse {
 
 int64_t generation_limit(const exec::Session& session, std::span<const int32_t> prompt, int32_t n_predict) {
   if (prompt.empty()) throw Error(ErrorKind::InvalidValue, "the prompt has no tokens");
+  for (size_t i = 0; i < prompt.size(); ++i)
+    if (prompt[i] < 0 || prompt[i] >= session.vocab())
+      throw Error(ErrorKind::InvalidValue, "prompt token " + std::to_string(i) + " (id " + std::to_string(prompt[i]) +
+                                               ") is outside the vocabulary of " + std::to_string(session.vocab()));
   const int64_t room = session.max_ctx() - session.position() - static_cast<int64_t>(prompt.size());
   if (room < 0)
     throw Error(ErrorKind::InvalidValue, "the prompt has " + std::to_string(prompt.size()) +

@@ -26,7 +26,8 @@ struct GenerationOptions {
 
 // How many tokens a generation of n_predict (< 0: until the context fills)
 // after `prompt` may emit at the session's position. Throws
-// Error(InvalidValue) for an empty prompt or one the context cannot hold.
+// Error(InvalidValue) for an empty prompt, one the context cannot hold, or
+// one with a token id outside the vocabulary.
 int64_t generation_limit(const exec::Session& session, std::span<const int32_t> prompt, int32_t n_predict);
 
 // Evaluates `prompt` at the session's position and generates. Returns the

@@ -30,7 +30,7 @@ void validate(const SamplingParams& p, int32_t n_vocab) {
     reject("repeat_penalty must be a positive number", p.repeat_penalty);
   }
   if (p.repeat_last_n < 0) {
-    reject("repeat_last_n must be >= 0 (resolve -1 to the context length first)",
+    reject("repeat_last_n must be >= 0",
            static_cast<float>(p.repeat_last_n));
   }
   if (!std::isfinite(p.frequency_penalty)) {

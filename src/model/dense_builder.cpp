@@ -29,7 +29,7 @@ ir::ValueId mlp_block(DecoderGraphBuilder& d, uint32_t il, ir::ValueId h) {
 
 GraphBounds bounds_for(const LoadOptions& options, uint32_t n_ctx_train) {
   if (options.chunk == 0) throw Error(ErrorKind::InvalidValue, "chunk must be at least 1 token");
-  const uint32_t max_ctx = options.max_ctx ? options.max_ctx : std::min<uint32_t>(n_ctx_train, 4096);
+  const uint32_t max_ctx = options.max_ctx ? options.max_ctx : std::min<uint32_t>(n_ctx_train, kDefaultMaxCtx);
   if (max_ctx == 0) throw Error(ErrorKind::InvalidValue, "max_ctx must be at least 1 token");
   return {options.chunk, max_ctx};
 }

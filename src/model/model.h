@@ -40,8 +40,12 @@ struct Model {
   }
 };
 
+// The context a model gets when none is asked for: its training context,
+// capped at this.
+inline constexpr uint32_t kDefaultMaxCtx = 4096;
+
 struct LoadOptions {
-  uint32_t max_ctx = 0;  // 0: the model's training context, capped at 4096
+  uint32_t max_ctx = 0;  // 0: the model's training context, capped at kDefaultMaxCtx
   uint32_t chunk = 512;  // most tokens per prefill step
 };
 

@@ -29,7 +29,17 @@ std::optional<int32_t> special_at(const Vocabulary& vocab, std::string_view text
   return std::nullopt;
 }
 
+// A device or a pipe (/dev/zero, a FIFO) would be read without end, or
+// block: only regular files are read.
+void require_regular_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw Error(ErrorKind::Io, "tokenizer file " + path + (std::filesystem::exists(path, ec) ? " is not a regular file" : " does not exist"),
+                Error::kNoOffset, path);
+}
+
 std::string read_file(const std::string& path) {
+  require_regular_file(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::Io, "cannot open tokenizer file " + path);
   std::ostringstream bytes;
@@ -186,6 +196,7 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
     add_folder_tokens(vocab, std::filesystem::path(file).parent_path());
     return make_tokenizer(std::move(vocab));
   }
+  require_regular_file(path);
   if (starts_with_gguf_magic(path)) return make_tokenizer(vocabulary_from_gguf(GgufFile::open(path).metadata()));
   const std::string bytes = read_file(path);
   if (looks_like_json(bytes)) {

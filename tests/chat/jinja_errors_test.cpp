@@ -78,6 +78,25 @@ TEST(JinjaHostile, DeepNestingIsRefusedNotAStackOverflow) {
   EXPECT_TRUE(mentions(error_of("{% set ns = namespace() %}{% set ns.self = ns %}"), "namespace"));
 }
 
+// A long chain parses in a loop but builds a tree as tall as the chain,
+// which evaluating it walks recursively.
+TEST(JinjaHostile, LongOperatorFilterAndAttributeChainsAreRefusedNotAStackOverflow) {
+  const auto chain = [](const std::string& link) {
+    std::string source = "{{ 1";
+    for (int i = 0; i < 50000; ++i) source += link;
+    return source + " }}";
+  };
+  for (const char* link : {"+1", "~'a'", " and true", "|string", ".a", "[0]", "()", " is defined"}) {
+    const Error e = error_of(chain(link));
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << link;
+    EXPECT_TRUE(mentions(e, "operations deep")) << link << " -> " << e.what();
+  }
+  std::string long_but_fine = "{{ 0";
+  for (int i = 0; i < 500; ++i) long_but_fine += "+1";
+  const std::vector<ChatMessage> messages = {{"user", "hi"}};
+  EXPECT_EQ(ChatTemplate::parse(long_but_fine + " }}").render(messages, RenderOptions{}), "500");
+}
+
 TEST(JinjaHostile, HugeLoopsStopAtTheStepLimit) {
   EXPECT_TRUE(mentions(error_of("{% for i in range(1000000000) %}{% endfor %}"), "range()"));
   EXPECT_TRUE(mentions(error_of("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"),

@@ -47,6 +47,8 @@ TEST_F(QuantizeCli, BadFlagsExitTwo) {
   EXPECT_NE(r.out.find("unknown type 'q3_k'"), std::string::npos) << r.out;
   EXPECT_EQ(quantize({input_, output_}).exit_code, 2);
   EXPECT_EQ(quantize({input_, output_, "q8_0", "-t", "-1"}).exit_code, 2);
+  // Tens of thousands of threads exhausted the system's and hung the exit.
+  EXPECT_EQ(quantize({input_, output_, "q8_0", "-t", "100000"}).exit_code, 2);
   expect_no_output();
 }
 

@@ -1,5 +1,6 @@
 // synapse run: bad requests fail before any compute with one clear line.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <iterator>
@@ -29,6 +30,42 @@ TEST_F(RunErrors, TokenOutsideTheVocabularyIsAnError) {
   EXPECT_EQ(r.exit_code, 1) << r.out;
   EXPECT_NE(r.out.find("InvalidValue"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("512"), std::string::npos) << r.out;
+}
+
+// The prompt's ids are checked before anything runs, and the error names
+// the prompt, not sampling.
+TEST_F(RunErrors, APromptIdOutsideTheVocabularyIsNamedAsThePrompts) {
+  auto r = run({"--tokens", "512", "-n", "2"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("prompt token 0 (id 512) is outside the vocabulary of 512"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("sampling"), std::string::npos) << r.out;
+}
+
+// A run that fails leaves no --dump-logits or --trace-regions file behind
+// (nor their .part); one that ends writes both.
+TEST_F(RunErrors, AFailedRunLeavesNoLogitsDumpOrTraceFile) {
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{"--tokens", "1 2 999"},
+                                              std::vector<std::string>{"--tokens", "1 2 3 4 5 6 7 8", "-c", "4"}}) {
+    std::vector<std::string> flags = bad;
+    for (const char* f : {"-n", "2", "--dump-logits", "", "--trace-regions", ""}) flags.push_back(f);
+    flags[flags.size() - 3] = dir_.file("bad.f32");
+    flags[flags.size() - 1] = dir_.file("bad.jsonl");
+    EXPECT_EQ(run(flags).exit_code, 1);
+    for (const char* name : {"bad.f32", "bad.jsonl", "bad.f32.part", "bad.jsonl.part"})
+      EXPECT_FALSE(std::ifstream(dir_.file(name)).good()) << name << " after " << bad[1];
+  }
+  const auto good = run({"--tokens", "1 2 3", "-n", "2", "--temp", "0", "--dump-logits", dir_.file("good.f32"),
+                         "--trace-regions", dir_.file("good.jsonl")});
+  ASSERT_EQ(good.exit_code, 0) << good.out;
+  EXPECT_FALSE(test::read_text(dir_.file("good.f32")).empty());
+  EXPECT_FALSE(test::read_text(dir_.file("good.jsonl")).empty());
+  EXPECT_FALSE(std::ifstream(dir_.file("good.f32.part")).good());
+}
+
+// llama.cpp's -1: the penalty looks back over the whole context.
+TEST_F(RunErrors, RepeatLastNMinusOneIsTheWholeContext) {
+  EXPECT_EQ(run({"--tokens", "1 2 3", "-n", "2", "--repeat-last-n", "-1", "--repeat-penalty", "1.1"}).exit_code, 0);
+  EXPECT_EQ(run({"--tokens", "1 2 3", "-n", "2", "--repeat-last-n", "-2"}).exit_code, 2);
 }
 
 TEST_F(RunErrors, PromptLongerThanTheContextIsAnError) {
@@ -76,6 +113,7 @@ TEST_F(RunPromptOnBrokenFile, BytesThatAreNoModelAreReportedAsSuch) {
   for (size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<char>((i * 2654435761u) >> 13);
   const auto r = run_prompt(write("noise.bin", noise));
   EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("neither a GGUF file"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("llama2.c header"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("needs a tokenizer"), std::string::npos) << r.out;
 }
@@ -90,6 +128,26 @@ TEST_F(RunPromptOnBrokenFile, ACutGgufIsReportedWithTheFilesOwnError) {
     EXPECT_EQ(r.exit_code, 1) << keep << ": " << r.out;
     EXPECT_NE(r.out.find("in " + path), std::string::npos) << keep << ": " << r.out;
     EXPECT_EQ(r.out.find("needs a tokenizer"), std::string::npos) << keep << ": " << r.out;
+  }
+}
+
+// A device or a pipe given as the model or the tokenizer is refused at
+// once: /dev/zero was read without end, a FIFO blocked the open.
+TEST_F(RunPromptOnBrokenFile, ADeviceOrAFifoIsNotReadAsAModelOrATokenizer) {
+  const std::string fifo = dir_.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& model : {std::string("/dev/zero"), fifo}) {
+    const auto r = run_prompt(model);
+    EXPECT_EQ(r.exit_code, 1) << model << ": " << r.out;
+    EXPECT_NE(r.out.find("not a regular file"), std::string::npos) << model << ": " << r.out;
+  }
+  const std::string tiny = test::write_tiny_model(dir_);
+  for (const std::string& tokenizer : {std::string("/dev/zero"), fifo}) {
+    const auto r = test::run_synapse({"run", "-m", tiny, "--tokenizer", tokenizer, "-p", "hi", "-n", "1"}, true);
+    EXPECT_EQ(r.exit_code, 1) << tokenizer << ": " << r.out;
+    EXPECT_NE(r.out.find("not a regular file"), std::string::npos) << tokenizer << ": " << r.out;
+    const auto t = test::run_synapse({"tokenize", "-m", tokenizer, "hi"}, true);
+    EXPECT_NE(t.exit_code, 0) << tokenizer << ": " << t.out;
   }
 }
 

@@ -63,6 +63,24 @@ TEST(LongContextTasks, MultiKeyNeedleAsksForOneKeyAmongDistractors) {
   EXPECT_EQ(occurrences(s.context, "for " + key + " is: " + s.expected[0] + "."), 1u);
 }
 
+// Each needle needs a distinct key; asking for more needles than keys is a
+// usage error, not an endless search for one more key.
+TEST(LongContextTasks, MultiKeyNeedleTakesAsManyDistractorsAsThereAreKeysAndRefusesMore) {
+  LongContextOptions o = options(LongContextTask::NeedleMultiKey, 100000);
+  o.distractors = kMaxDistractors;
+  EXPECT_EQ(occurrences(make_sample(o, 0, four_chars_a_token).context, "One of the special magic numbers for "),
+            static_cast<size_t>(kMaxDistractors) + 1);
+  for (int distractors : {kMaxDistractors + 1, 1000, -1}) {
+    o.distractors = distractors;
+    try {
+      make_sample(o, 0, four_chars_a_token);
+      ADD_FAILURE() << distractors << " distractors were taken";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Usage) << e.what();
+    }
+  }
+}
+
 TEST(LongContextTasks, VariableTrackingChainsEveryVariableToTheValue) {
   LongContextOptions o = options(LongContextTask::VariableTracking, 2000, 0.2);
   o.hops = 5;

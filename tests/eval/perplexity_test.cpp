@@ -75,6 +75,16 @@ TEST(Perplexity, LayoutTakesWholeChunksUpToTheLimit) {
   EXPECT_EQ(chunk_layout(1000, 101, -1).scored(), 50);
 }
 
+// Zero chunks would score nothing and report a perplexity of 1.
+TEST(Perplexity, ZeroChunksIsAUsageErrorNotAPerfectScore) {
+  try {
+    chunk_layout(1000, 100, 0);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Usage) << e.what();
+  }
+}
+
 TEST(Perplexity, TooFewTokensOrATinyContextIsRefused) {
   try {
     chunk_layout(199, 100, -1);

@@ -55,6 +55,10 @@ int available_cores(std::span<const int> allowed, const FileReader& read);
 // available_cores for this process: its affinity mask and the real files.
 int default_thread_count();
 
+// The most threads a command line may ask for (-t): more only thrash, and
+// tens of thousands exhaust the system's threads.
+inline constexpr int kMaxThreads = 1024;
+
 // The memory this process may use: the machine's physical memory, or its
 // cgroup's limit where that is lower.
 uint64_t process_memory_limit();

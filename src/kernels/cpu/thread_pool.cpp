@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <string>
+#include <system_error>
 #include <thread>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -11,6 +13,8 @@
 #else
 #define SYNAPSE_CPU_RELAX() ((void)0)
 #endif
+
+#include "synapse/error.h"
 
 namespace synapse::cpu {
 
@@ -108,10 +112,16 @@ class WorkerSet {
   void grow(int count) {
     std::lock_guard lock(mutex_);
     while (static_cast<int>(workers_.size()) < count) {
-      workers_.push_back(std::make_unique<SharedWorker>());
-      SharedWorker* w = workers_.back().get();
-      idle_.push_back(w);
-      w->thread = std::thread([w] { serve(*w); });
+      auto w = std::make_unique<SharedWorker>();
+      try {
+        w->thread = std::thread([p = w.get()] { serve(*p); });
+      } catch (const std::system_error& e) {
+        throw Error(ErrorKind::InsufficientMemory, "cannot start worker thread " + std::to_string(workers_.size() + 1) +
+                                                       " of " + std::to_string(count) + ": " + e.what() +
+                                                       " (ask for fewer threads)");
+      }
+      idle_.push_back(w.get());
+      workers_.push_back(std::move(w));
     }
   }
 

@@ -28,7 +28,8 @@ struct SharedWorker;
 class ThreadPool {
  public:
   // threads >= 1 counts the caller; the shared set grows to threads - 1
-  // workers if it has fewer.
+  // workers if it has fewer. Throws Error(InsufficientMemory) when the
+  // system cannot start a worker (those started stay in the set).
   explicit ThreadPool(int threads);
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
