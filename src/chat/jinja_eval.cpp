@@ -54,7 +54,20 @@ void Evaluator::append(std::string& out, const std::string& text, int line) {
   out += text;
 }
 
+Evaluator::Nested::Nested(Evaluator& evaluator, int line) : evaluator_(evaluator) {
+  if (++evaluator_.eval_depth_ > evaluator_.limits_.max_eval_depth) {
+    --evaluator_.eval_depth_;
+    throw_runtime(line, "expressions, blocks and macro calls nested deeper than " +
+                            std::to_string(evaluator_.limits_.max_eval_depth));
+  }
+}
+
 Evaluator::Flow Evaluator::exec(const Body& body, Scope& scope, std::string& out) {
+  const Nested nested(*this, body.empty() ? 0 : body.front()->line);
+  return exec_body(body, scope, out);
+}
+
+Evaluator::Flow Evaluator::exec_body(const Body& body, Scope& scope, std::string& out) {
   for (const StmtPtr& sp : body) {
     const Stmt& s = *sp;
     switch (s.kind) {

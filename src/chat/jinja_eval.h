@@ -16,6 +16,11 @@ struct RenderLimits {
   // Loop iterations and macro calls, all together.
   uint64_t max_steps = 200'000;
   int max_call_depth = 16;
+  // Expressions and blocks being evaluated inside one another, macro calls
+  // included: each takes a stack frame. The parser bounds one tree's height
+  // (kMaxExpressionHeight) and block nesting; this bounds what macros
+  // calling macros (and their defaults) stack up.
+  int max_eval_depth = 1500;
   // Bytes of strings and list slots built by operators, filters and methods.
   uint64_t max_built_bytes = uint64_t{512} << 20;
 };
@@ -50,6 +55,19 @@ class Evaluator {
  private:
   enum class Flow { Normal, Break, Continue };
   Flow exec(const Body& body, Scope& scope, std::string& out);
+  Flow exec_body(const Body& body, Scope& scope, std::string& out);
+  Value eval_node(const Expr& e, const Scope& scope);
+  // Counts one level of evaluation against max_eval_depth while it lives.
+  class Nested {
+   public:
+    Nested(Evaluator& evaluator, int line);
+    ~Nested() { --evaluator_.eval_depth_; }
+    Nested(const Nested&) = delete;
+    Nested& operator=(const Nested&) = delete;
+
+   private:
+    Evaluator& evaluator_;
+  };
   Flow exec_for(const Stmt& s, Scope& scope, std::string& out);
   void exec_set(const Stmt& s, Scope& scope);
   void append(std::string& out, const std::string& text, int line);
@@ -65,6 +83,7 @@ class Evaluator {
   uint64_t steps_ = 0;
   uint64_t built_bytes_ = 0;
   int call_depth_ = 0;
+  int eval_depth_ = 0;
 };
 
 }  // namespace synapse::chat::jinja

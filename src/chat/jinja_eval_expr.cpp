@@ -48,6 +48,11 @@ Value Evaluator::eval_call(const Expr& e, const Scope& scope) {
 }
 
 Value Evaluator::eval(const Expr& e, const Scope& scope) {
+  const Nested nested(*this, e.line);
+  return eval_node(e, scope);
+}
+
+Value Evaluator::eval_node(const Expr& e, const Scope& scope) {
   switch (e.kind) {
     case Expr::Kind::Literal: return e.value;
     case Expr::Kind::Name: {

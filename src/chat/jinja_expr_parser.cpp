@@ -74,6 +74,7 @@ ExprPtr ExpressionParser::parse_expression(bool allow_condition) {
     adopt(*e, parse_or());
     if (at_name("else")) {
       ++pos_;
+      const DepthGuard guard(depth_, line);  // `a if c else b if d else ...` recurses here
       adopt(*e, parse_expression());
     } else {
       adopt(*e, nullptr);

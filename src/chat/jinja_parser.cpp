@@ -111,7 +111,10 @@ class StatementParser {
     expect_close();
     const std::string end = parse_body(s->body, {"elif", "else", "endif"});
     if (end == "elif") {
+      // Each elif is an If in the else branch: a chain nests as deep as it is long.
+      if (++depth_ > kMaxNesting) throw_unsupported(line, "blocks nested deeper than " + std::to_string(kMaxNesting));
       s->else_body.push_back(parse_if(tokens_[pos_ - 1].line));
+      --depth_;
     } else if (end == "else") {
       expect_close();
       parse_body(s->else_body, {"endif"});

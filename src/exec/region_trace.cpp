@@ -7,6 +7,7 @@
 #include <map>
 
 #include "encoding/encoding.h"
+#include "format/part_file.h"
 #include "synapse/error.h"
 
 namespace synapse::exec {
@@ -34,18 +35,18 @@ std::string rank_trace_path(const std::string& path, int rank) {
 }
 
 RegionTraceWriter::RegionTraceWriter(const std::string& path, const Model& model, std::string session, int rank)
-    : path_(path), session_(std::move(session)), rank_(rank) {
-  file_ = std::fopen(part_path().c_str(), "w");
+    : path_(path), part_(writes_in_place(path) ? path : path + ".part"), session_(std::move(session)), rank_(rank) {
+  file_ = std::fopen(part_.c_str(), "w");
   if (!file_)
     throw Error(ErrorKind::Io, std::string("cannot create trace file: ") + std::strerror(errno),
-                Error::kNoOffset, part_path());
+                Error::kNoOffset, part_);
   for (const auto& region : model.graph.regions) precision_.push_back(main_encoding(model.graph, region));
 }
 
 RegionTraceWriter::~RegionTraceWriter() {
   if (!file_) return;
   std::fclose(file_);  // not closed: the run failed, and leaves no trace file
-  std::remove(part_path().c_str());
+  if (part_ != path_) std::remove(part_.c_str());
 }
 
 void RegionTraceWriter::write(const RegionEvent& e) {
@@ -86,8 +87,8 @@ void RegionTraceWriter::close() {
   const bool failed = std::ferror(file_) != 0;
   const bool close_failed = std::fclose(file_) != 0;
   file_ = nullptr;
-  if (failed || close_failed || std::rename(part_path().c_str(), path_.c_str()) != 0) {
-    std::remove(part_path().c_str());
+  if (failed || close_failed || (part_ != path_ && std::rename(part_.c_str(), path_.c_str()) != 0)) {
+    if (part_ != path_) std::remove(part_.c_str());
     throw Error(ErrorKind::Io, "could not write the trace file", Error::kNoOffset, path_);
   }
 }

@@ -48,7 +48,8 @@ class RegionTraceWriter {
  public:
   // Throws Error(Io) when the file cannot be created. Every line says the
   // pipeline rank that wrote it. The lines go to PATH.part, renamed to PATH
-  // by close(): a run that fails before leaves neither.
+  // by close(): a run that fails before leaves neither. A device or FIFO at
+  // PATH (/dev/stdout) is written in place.
   RegionTraceWriter(const std::string& path, const Model& model, std::string session = "s1", int rank = 0);
   ~RegionTraceWriter();
   RegionTraceWriter(const RegionTraceWriter&) = delete;
@@ -64,9 +65,9 @@ class RegionTraceWriter {
   void close();
 
  private:
-  std::string part_path() const { return path_ + ".part"; }
   std::FILE* file_ = nullptr;
   std::string path_;
+  std::string part_;  // where the lines go: PATH.part, or PATH itself (writes_in_place)
   std::string session_;
   int rank_ = 0;
   std::vector<std::string> precision_;  // per region: its weights' main encoding

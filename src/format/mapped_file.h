@@ -44,13 +44,25 @@ class MappedFile {
   // the kernel and file system make them, which the pages of a file
   // written or copied shortly before are not. The bytes read stay the same
   // (the mapping is read-only). False for a memory file (in_memory: its
-  // bytes live only in memory) or when the file cannot be reopened.
+  // bytes live only in memory) or when the kernel refuses the advice.
   bool drop_from_page_cache(uint64_t offset, uint64_t length) const;
+  // Maps [offset, offset + length) (offset page-aligned) anew from the
+  // file, in place, with the mapping's advice: the old page tables go with
+  // the old mapping. Where a range was mapped in 4 KiB pages, faults in the
+  // new mapping can map 2 MiB page-cache folios whole; in the old one,
+  // kernels before 6.14 keep the small pages' table after MADV_DONTNEED and
+  // map them page by page again. The bytes read stay the same. False for a
+  // memory file; throws Error(Io) if the kernel refuses (the range may
+  // then be unmapped, so going on could fault).
+  bool map_afresh(uint64_t offset, uint64_t length) const;
 
  private:
-  MappedFile(int fd, std::string path);  // maps fd (closing it) or throws Io naming path
+  void advise(uint64_t offset, uint64_t length) const;  // the readahead advice, on a range
+  MappedFile(int fd, std::string path);  // maps fd (keeping it) or throws Io naming path
 
   bool on_disk_ = false;  // opened by path, not in_memory
+  int fd_ = -1;           // open while mapped: drops and new mappings reach this very file
+  mutable bool readahead_ = true;
   std::string path_;
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;

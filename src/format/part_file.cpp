@@ -1,6 +1,7 @@
 #include "format/part_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,15 +18,22 @@ Error io_error(const std::string& what, const std::string& path) {
 
 }  // namespace
 
-PartFile::PartFile(std::string path) : path_(std::move(path)), part_(path_ + ".part") {
-  fd_ = ::open(part_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+bool writes_in_place(const std::string& path) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+}
+
+PartFile::PartFile(std::string path)
+    : path_(std::move(path)), part_(writes_in_place(path_) ? path_ : path_ + ".part") {
+  fd_ = part_ == path_ ? ::open(part_.c_str(), O_WRONLY | O_CLOEXEC)
+                       : ::open(part_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) throw io_error("cannot create file", part_);
 }
 
 PartFile::~PartFile() {
   if (committed_) return;
   if (fd_ >= 0) ::close(fd_);
-  ::unlink(part_.c_str());
+  if (part_ != path_) ::unlink(part_.c_str());
 }
 
 void PartFile::append(const uint8_t* bytes, size_t n) {
@@ -39,11 +47,12 @@ void PartFile::append(const uint8_t* bytes, size_t n) {
 }
 
 void PartFile::commit() {
-  if (::fsync(fd_) != 0) throw io_error("cannot flush file", part_);
+  const bool in_place = part_ == path_;
+  if (!in_place && ::fsync(fd_) != 0) throw io_error("cannot flush file", part_);
   const int fd = fd_;
   fd_ = -1;  // closed, even when close reports an error
   if (::close(fd) != 0) throw io_error("cannot close file", part_);
-  if (::rename(part_.c_str(), path_.c_str()) != 0) throw io_error("cannot rename into place", path_);
+  if (!in_place && ::rename(part_.c_str(), path_.c_str()) != 0) throw io_error("cannot rename into place", path_);
   committed_ = true;
 }
 

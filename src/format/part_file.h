@@ -1,6 +1,8 @@
 // A file written beside its destination as PATH.part and renamed into place
 // by commit(): a writer that fails before commit leaves nothing at PATH and
-// no PATH.part either.
+// no PATH.part either. A PATH that is there and not a regular file (a
+// device such as /dev/null, a FIFO) is written in place: a rename would
+// replace it.
 #pragma once
 
 #include <cstddef>
@@ -8,6 +10,9 @@
 #include <string>
 
 namespace synapse {
+
+// Whether PATH is there and not a regular file, so written in place.
+bool writes_in_place(const std::string& path);
 
 class PartFile {
  public:
@@ -26,7 +31,7 @@ class PartFile {
 
  private:
   std::string path_;
-  std::string part_;
+  std::string part_;  // == path_ when written in place
   int fd_ = -1;
   bool committed_ = false;
 };

@@ -19,7 +19,7 @@ void PageCacheReader::read_from(std::span<const uint8_t> bytes, uint64_t from, c
   for (uint64_t at = from; at < bytes.size(); at += kStep) {
     const uint64_t n = std::min<uint64_t>(kStep, bytes.size() - at);
     read_step(bytes, at, n);
-    if (mend) reread_small_windows(*mend, at, n);
+    if (mend && !reread_small_windows(*mend, at, n)) mend = nullptr;
     count(n);
   }
 }
@@ -62,21 +62,32 @@ bool PageCacheReader::read_mostly_huge(const MappedFile& file, uint64_t n) {
 // advised for huge pages) after they were evicted sit in the page cache in
 // small folios, which faults map page by page. So the 2 MiB windows of a
 // step that the page tables show mapped in small pages are dropped from
-// the cache and read again, once: what another process still maps stays
-// in the cache and is mapped small again. Measured on an AMD EPYC guest
+// the cache, mapped anew (MappedFile::map_afresh: the old mapping's page
+// tables would map the new folios page by page) and read again, once. What
+// another process still maps stays in the cache and comes back small; when
+// no window of a step comes back whole (or no 2 MiB page can be had), the
+// rest of the file is read as it is. Measured on an AMD EPYC guest
 // (Zen 4), files of which 30% of the 2 MiB ranges were evicted and read
 // back by read(2), twice (synapse bench -p 0 -n 64 -t 1, 4 interleaved
 // pairs): Qwen2.5-0.5B-shaped Q8_0 mapped 46-51% in 2 MiB pages before,
 // 99.8% now, and decoded 1.10-1.21x as fast (median 1.13x); Llama-3.2-1B-
 // shaped Q4_K_M 46-51% and 99.9%, 0.94-1.19x (median 1.09x); loads took as
 // long (3.6-4.2 s, 5.1-6.5 s).
-void PageCacheReader::reread_small_windows(const MappedFile& file, uint64_t at, uint64_t n) {
+bool PageCacheReader::reread_small_windows(const MappedFile& file, uint64_t at, uint64_t n) {
   const std::span<const uint8_t> bytes = file.bytes();
-  for (const std::span<const uint8_t> window : scan_.small_windows(bytes.subspan(at, n))) {
+  const std::span<const uint8_t> step = bytes.subspan(at, n);
+  uint64_t small = 0;
+  for (const std::span<const uint8_t> window : scan_.small_windows(step)) {
     const auto offset = static_cast<uint64_t>(window.data() - bytes.data());
+    if (!file.map_afresh(offset, window.size())) return false;
     file.drop_from_page_cache(offset, window.size());
     read_step(bytes, offset, window.size());
+    small += window.size();
   }
+  if (small == 0) return true;
+  uint64_t still_small = 0;
+  for (const std::span<const uint8_t> window : scan_.small_windows(step)) still_small += window.size();
+  return still_small < small;
 }
 
 // 1-thread Qwen2.5-0.5B-shaped Q8_0 decode on an Intel Xeon read 93-95% of

@@ -29,7 +29,8 @@ class PageCacheReader {
   // mend: the file of `bytes`, whose windows mapped small are read afresh.
   void read_from(std::span<const uint8_t> bytes, uint64_t from, const MappedFile* mend = nullptr);
   void read_step(std::span<const uint8_t> bytes, uint64_t at, uint64_t n);
-  void reread_small_windows(const MappedFile& file, uint64_t at, uint64_t n);
+  // False when none of the windows it read again came back in 2 MiB pages.
+  bool reread_small_windows(const MappedFile& file, uint64_t at, uint64_t n);
   bool read_mostly_huge(const MappedFile& file, uint64_t n);
   void count(uint64_t n) {
     if (on_read_) on_read_(n);

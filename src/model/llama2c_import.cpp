@@ -129,8 +129,18 @@ TensorTable llama2c_tensor_table(const Llama2cHeader& h, const DenseHparams& hp,
 
 Model load_llama2c_model(const std::string& path, const LoadOptions& options) {
   auto file = std::make_shared<MappedFile>(path);
-  const Llama2cHeader header = read_header(file->bytes());
-  const DenseHparams hp = hparams_of(header);
+  Llama2cHeader header;
+  DenseHparams hp;
+  try {
+    header = read_header(file->bytes());
+    hp = hparams_of(header);
+  } catch (const Error& e) {
+    // Files without GGUF's magic are read as llama2.c checkpoints, which
+    // have none: a header that makes no sense is most likely another file.
+    throw Error(e.kind(), path + " is neither a GGUF file (it does not start with \"GGUF\") nor a llama2.c checkpoint (" +
+                              e.message() + ")",
+                e.offset(), e.subject());
+  }
   const TensorTable tensors = llama2c_tensor_table(header, hp, file->bytes().size());
 
   Model model;

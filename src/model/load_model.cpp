@@ -9,7 +9,6 @@
 #include "model/hf_import.h"
 #include "model/llama2c_import.h"
 #include "model/model.h"
-#include "synapse/error.h"
 
 namespace synapse {
 
@@ -23,15 +22,7 @@ Model load_model(const std::string& path, const LoadOptions& options) {
   }
   // llama2.c checkpoints have no magic; anything that is not GGUF is read as
   // one, and its header checks reject files that are neither.
-  if (magic == kGgufMagic) return load_gguf_model(path, options);
-  try {
-    return load_llama2c_model(path, options);
-  } catch (const Error& e) {
-    if (e.kind() == ErrorKind::Io) throw;
-    throw Error(e.kind(), path + " is neither a GGUF file (it does not start with \"GGUF\") nor a llama2.c checkpoint (" +
-                              e.message() + ")",
-                e.offset(), e.subject());
-  }
+  return magic == kGgufMagic ? load_gguf_model(path, options) : load_llama2c_model(path, options);
 }
 
 }  // namespace synapse

@@ -203,7 +203,7 @@ std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
     // tokenizer_config.json next to tokenizer.json says whether BOS is added.
     const std::string dir = path.substr(0, path.find_last_of('/') + 1);
     std::string config;
-    if (std::ifstream(dir + "tokenizer_config.json")) config = read_file(dir + "tokenizer_config.json");
+    if (std::filesystem::is_regular_file(dir + "tokenizer_config.json", ec)) config = read_file(dir + "tokenizer_config.json");
     return make_tokenizer(vocabulary_from_hf_json(bytes, config));
   }
   try {

@@ -97,6 +97,21 @@ TEST(JinjaHostile, LongOperatorFilterAndAttributeChainsAreRefusedNotAStackOverfl
   EXPECT_EQ(ChatTemplate::parse(long_but_fine + " }}").render(messages, RenderOptions{}), "500");
 }
 
+// Chains that recurse in the parser (else branches, elifs) and macros that
+// stack tall expressions or call themselves from a default end in an error.
+TEST(JinjaHostile, ElseChainsElifChainsAndMacroRecursionAreRefusedNotAStackOverflow) {
+  std::string ternary = "{{ 1";
+  for (int i = 0; i < 100000; ++i) ternary += " if false else 1";
+  EXPECT_TRUE(mentions(error_of(ternary + " }}"), "nested deeper"));
+  std::string elifs = "{% if false %}";
+  for (int i = 0; i < 30000; ++i) elifs += "{% elif false %}";
+  EXPECT_TRUE(mentions(error_of(elifs + "{% endif %}"), "nested deeper"));
+  EXPECT_TRUE(mentions(error_of("{% macro f(x=f()) %}{% endmacro %}{{ f() }}"), "nested deeper"));
+  std::string tall = "(f(n - 1) if n > 0 else '')";
+  for (int i = 0; i < 990; ++i) tall += " ~ ''";
+  EXPECT_TRUE(mentions(error_of("{% macro f(n) %}{{ " + tall + " }}{% endmacro %}{{ f(5) }}"), "nested deeper"));
+}
+
 TEST(JinjaHostile, HugeLoopsStopAtTheStepLimit) {
   EXPECT_TRUE(mentions(error_of("{% for i in range(1000000000) %}{% endfor %}"), "range()"));
   EXPECT_TRUE(mentions(error_of("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"),

@@ -111,6 +111,10 @@ class WorkerSet {
 
   void grow(int count) {
     std::lock_guard lock(mutex_);
+    // Room first: a push_back that failed after a worker started would
+    // destroy a running thread.
+    workers_.reserve(static_cast<size_t>(count));
+    idle_.reserve(static_cast<size_t>(count));
     while (static_cast<int>(workers_.size()) < count) {
       auto w = std::make_unique<SharedWorker>();
       try {
