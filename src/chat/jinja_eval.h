@@ -19,8 +19,9 @@ struct RenderLimits {
   // Expressions and blocks being evaluated inside one another, macro calls
   // included: each takes a stack frame. The parser bounds one tree's height
   // (kMaxExpressionHeight) and block nesting; this bounds what macros
-  // calling macros (and their defaults) stack up.
-  int max_eval_depth = 1500;
+  // calling macros (and their defaults) stack up. A level takes a few
+  // frames; in an AddressSanitizer build 1500 levels overflowed 8 MiB.
+  int max_eval_depth = 400;
   // Bytes of strings and list slots built by operators, filters and methods.
   uint64_t max_built_bytes = uint64_t{512} << 20;
 };

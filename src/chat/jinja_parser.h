@@ -16,7 +16,7 @@ inline constexpr int kMaxNesting = 100;
 // chain of operators, filters or attribute reads (`1+1+...`, `x|f|f...`)
 // parses in a loop but builds a tree as tall as the chain is long, and one
 // of 20,000 links overflowed the stack.
-inline constexpr int kMaxExpressionHeight = 1000;
+inline constexpr int kMaxExpressionHeight = 250;
 
 Template parse_template(std::string_view source);
 
