@@ -126,22 +126,14 @@ bool MappedFile::drop_from_page_cache(uint64_t offset, uint64_t length) const {
   const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
   const uint64_t first = offset & ~(page - 1);
   const uint64_t span = std::min(length, size_ - offset) + (offset - first);
-  ::madvise(const_cast<uint8_t*>(data_) + first, span, MADV_DONTNEED);
-  ::fdatasync(fd_);  // the cache keeps pages not yet written back
-  return ::posix_fadvise(fd_, static_cast<off_t>(first), static_cast<off_t>(span), POSIX_FADV_DONTNEED) == 0;
-}
-
-bool MappedFile::map_afresh(uint64_t offset, uint64_t length) const {
-  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-  if (!on_disk_ || !data_ || offset >= size_ || offset % page != 0) return false;
-  length = std::min(length, size_ - offset);
-  void* at = const_cast<uint8_t*>(data_) + offset;
   // MAP_FIXED replaces the old pages in one step: no other mapping can
   // take the range in between.
-  if (::mmap(at, length, PROT_READ, MAP_SHARED | MAP_FIXED, fd_, static_cast<off_t>(offset)) == MAP_FAILED)
+  void* at = const_cast<uint8_t*>(data_) + first;
+  if (::mmap(at, span, PROT_READ, MAP_SHARED | MAP_FIXED, fd_, static_cast<off_t>(first)) == MAP_FAILED)
     throw io_error("cannot map part of the file again", path_);
-  advise(offset, length);
-  return true;
+  advise(first, span);
+  ::fdatasync(fd_);  // the cache keeps pages not yet written back
+  return ::posix_fadvise(fd_, static_cast<off_t>(first), static_cast<off_t>(span), POSIX_FADV_DONTNEED) == 0;
 }
 
 MappedFile::~MappedFile() {

@@ -42,19 +42,14 @@ class MappedFile {
   // cache (written back first), so that the next reads fault it in again
   // from the file: with readahead on, into 2 MiB page-cache folios where
   // the kernel and file system make them, which the pages of a file
-  // written or copied shortly before are not. The bytes read stay the same
-  // (the mapping is read-only). False for a memory file (in_memory: its
-  // bytes live only in memory) or when the kernel refuses the advice.
+  // written or copied shortly before are not. The range is mapped anew in
+  // place, so the next faults find no page tables: kernels before 6.14
+  // keep a small-page table after MADV_DONTNEED, and map a 2 MiB folio
+  // through it page by page. The bytes read stay the same (the mapping is
+  // read-only). False for a memory file (in_memory: its bytes live only in
+  // memory) or when the kernel refuses the advice; throws Error(Io) when it
+  // refuses the new mapping (the range may then be unmapped).
   bool drop_from_page_cache(uint64_t offset, uint64_t length) const;
-  // Maps [offset, offset + length) (offset page-aligned) anew from the
-  // file, in place, with the mapping's advice: the old page tables go with
-  // the old mapping. Where a range was mapped in 4 KiB pages, faults in the
-  // new mapping can map 2 MiB page-cache folios whole; in the old one,
-  // kernels before 6.14 keep the small pages' table after MADV_DONTNEED and
-  // map them page by page again. The bytes read stay the same. False for a
-  // memory file; throws Error(Io) if the kernel refuses (the range may
-  // then be unmapped, so going on could fault).
-  bool map_afresh(uint64_t offset, uint64_t length) const;
 
  private:
   void advise(uint64_t offset, uint64_t length) const;  // the readahead advice, on a range

@@ -62,8 +62,8 @@ bool PageCacheReader::read_mostly_huge(const MappedFile& file, uint64_t n) {
 // advised for huge pages) after they were evicted sit in the page cache in
 // small folios, which faults map page by page. So the 2 MiB windows of a
 // step that the page tables show mapped in small pages are dropped from
-// the cache, mapped anew (MappedFile::map_afresh: the old mapping's page
-// tables would map the new folios page by page) and read again, once. What
+// the cache (and mapped anew: see MappedFile::drop_from_page_cache) and
+// read again, once. What
 // another process still maps stays in the cache and comes back small; when
 // no window of a step comes back whole (or no 2 MiB page can be had), the
 // rest of the file is read as it is. Measured on an AMD EPYC guest
@@ -79,8 +79,7 @@ bool PageCacheReader::reread_small_windows(const MappedFile& file, uint64_t at, 
   uint64_t small = 0;
   for (const std::span<const uint8_t> window : scan_.small_windows(step)) {
     const auto offset = static_cast<uint64_t>(window.data() - bytes.data());
-    if (!file.map_afresh(offset, window.size())) return false;
-    file.drop_from_page_cache(offset, window.size());
+    if (!file.drop_from_page_cache(offset, window.size())) return false;
     read_step(bytes, offset, window.size());
     small += window.size();
   }

@@ -88,18 +88,18 @@ TEST(MappedFile, ARangeDroppedFromThePageCacheLeavesItAndReadsTheSameBytes) {
   EXPECT_EQ(sum_of_pages(file), 7u * (kFileBytes / kPage));
 }
 
-// A range mapped anew (to shed the old page tables) stays where it was,
-// reads the same bytes and leaves the rest of the mapping as it was.
-TEST(MappedFile, ARangeMappedAfreshReadsTheSameBytesInPlace) {
+// A dropped range is mapped anew in place (to shed its page tables): the
+// mapping stays where it was and reads the same bytes, also for a range
+// that starts inside a page.
+TEST(MappedFile, ADroppedRangeIsMappedAnewInPlace) {
   const DiskFile disk;
   ASSERT_TRUE(disk.written);
   const MappedFile file(disk.path);
   const uint8_t* before = file.bytes().data();
-  ASSERT_TRUE(file.map_afresh(2u << 20, 4u << 20));
+  ASSERT_EQ(sum_of_pages(file), 7u * (kFileBytes / kPage));
+  ASSERT_TRUE(file.drop_from_page_cache(2u << 20, 4u << 20));
+  ASSERT_TRUE(file.drop_from_page_cache(kPage / 2, kPage));
   EXPECT_EQ(file.bytes().data(), before);
-  EXPECT_EQ(sum_of_pages(file), 7u * (kFileBytes / kPage));
-  EXPECT_TRUE(file.map_afresh(kFileBytes - kPage, kFileBytes));  // past the end: up to it
-  EXPECT_FALSE(file.map_afresh(kPage / 2, kPage));                // not page-aligned
   EXPECT_EQ(sum_of_pages(file), 7u * (kFileBytes / kPage));
 }
 
@@ -109,7 +109,6 @@ TEST(MappedFile, AMemoryFileIsNeverDroppedFromThePageCache) {
     for (uint8_t& b : bytes) b = 5;
   });
   EXPECT_FALSE(file->drop_from_page_cache(0, 4 * kPage));
-  EXPECT_FALSE(file->map_afresh(0, 4 * kPage));
   for (size_t at = 0; at < 4 * kPage; at += 97) ASSERT_EQ(file->bytes()[at], 5);
 }
 
