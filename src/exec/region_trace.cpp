@@ -35,7 +35,7 @@ std::string rank_trace_path(const std::string& path, int rank) {
 }
 
 RegionTraceWriter::RegionTraceWriter(const std::string& path, const Model& model, std::string session, int rank)
-    : path_(path), part_(writes_in_place(path) ? path : path + ".part"), session_(std::move(session)), rank_(rank) {
+    : path_(path), part_(part_path_for(path)), session_(std::move(session)), rank_(rank) {
   file_ = std::fopen(part_.c_str(), "w");
   if (!file_)
     throw Error(ErrorKind::Io, std::string("cannot create trace file: ") + std::strerror(errno),

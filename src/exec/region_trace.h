@@ -67,7 +67,7 @@ class RegionTraceWriter {
  private:
   std::FILE* file_ = nullptr;
   std::string path_;
-  std::string part_;  // where the lines go: PATH.part, or PATH itself (writes_in_place)
+  std::string part_;  // where the lines go until close(): part_path_for(path_)
   std::string session_;
   int rank_ = 0;
   std::vector<std::string> precision_;  // per region: its weights' main encoding

@@ -18,13 +18,12 @@ Error io_error(const std::string& what, const std::string& path) {
 
 }  // namespace
 
-bool writes_in_place(const std::string& path) {
+std::string part_path_for(const std::string& path) {
   struct stat st{};
-  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+  return ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) ? path : path + ".part";
 }
 
-PartFile::PartFile(std::string path)
-    : path_(std::move(path)), part_(writes_in_place(path_) ? path_ : path_ + ".part") {
+PartFile::PartFile(std::string path) : path_(std::move(path)), part_(part_path_for(path_)) {
   fd_ = part_ == path_ ? ::open(part_.c_str(), O_WRONLY | O_CLOEXEC)
                        : ::open(part_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) throw io_error("cannot create file", part_);

@@ -11,8 +11,9 @@
 
 namespace synapse {
 
-// Whether PATH is there and not a regular file, so written in place.
-bool writes_in_place(const std::string& path);
+// Where a writer of PATH writes until it commits: PATH.part, or PATH itself
+// when PATH is there and not a regular file (written in place).
+std::string part_path_for(const std::string& path);
 
 class PartFile {
  public:

@@ -25,8 +25,9 @@ constexpr unsigned long kPagemapScan = _IOWR('f', 16, ScanArg);
 
 constexpr uint64_t kRegionsPerCall = 64;
 
-// Present pages of [start, end) as regions of like pages, from the first
-// call's; the walk's end (== end when it got through). -1 on failure.
+// Fills `regions` with the present pages of [start, end), runs of pages
+// alike merged; returns how many (-1 on failure) and sets walk_end to
+// where the walk stopped (end, unless `regions` filled up first).
 int64_t scan(int pagemap, uint64_t start, uint64_t end, PageRegion (&regions)[kRegionsPerCall], uint64_t& walk_end) {
   ScanArg arg{};
   arg.size = sizeof(arg);
