@@ -17,7 +17,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <thread>
@@ -79,17 +78,6 @@ size_t parse_size(const std::string& text) {
     case 'g': if (unit.size() == 1) return n << 30; break;
   }
   throw CLI::ValidationError("-s", "size '" + text + "' is not bytes or N[K|M|G]");
-}
-
-// The bracketed choice in /sys/kernel/mm/transparent_hugepage/enabled
-// ("always [madvise] never" -> "madvise"), or "unknown".
-std::string transparent_hugepages() {
-  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::string line;
-  if (!std::getline(in, line)) return "unknown";
-  const size_t open = line.find('['), close = line.find(']');
-  if (open == std::string::npos || close == std::string::npos || close < open) return "unknown";
-  return line.substr(open + 1, close - open - 1);
 }
 
 double median(std::vector<double> v) {
@@ -173,7 +161,7 @@ int main(int argc, char** argv) {
   const double huge_share = buffer->huge_share();
   buffer.reset();
 
-  const std::string thp = transparent_hugepages();
+  const std::string thp = synapse::memory::transparent_huge_page_mode();
   if (args.output == "json") {
     const nlohmann::json j = {{"threads", args.threads}, {"size_bytes", size},  {"reps", args.reps},
                               {"samples_gbps", gbps},    {"median_gbps", median(gbps)},

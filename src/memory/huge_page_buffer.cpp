@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <fstream>
 #include <string>
 #include <utility>
 
@@ -13,6 +14,15 @@ namespace synapse::memory {
 namespace {
 constexpr uint64_t kWindow = HugePageScan::kWindowBytes;
 }  // namespace
+
+std::string transparent_huge_page_mode() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  if (!std::getline(in, line)) return "unknown";
+  const size_t open = line.find('['), close = line.find(']');
+  if (open == std::string::npos || close == std::string::npos || close < open) return "unknown";
+  return line.substr(open + 1, close - open - 1);
+}
 
 HugePageBuffer::HugePageBuffer(uint64_t bytes) {
   if (bytes > UINT64_MAX - 2 * kWindow)

@@ -7,8 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace synapse::memory {
+
+// The bracketed choice in /sys/kernel/mm/transparent_hugepage/enabled
+// ("always [madvise] never" -> "madvise"), or "unknown".
+std::string transparent_huge_page_mode();
 
 class HugePageBuffer {
  public:

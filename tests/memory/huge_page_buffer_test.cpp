@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <utility>
 
@@ -14,15 +13,6 @@ namespace synapse::memory {
 namespace {
 
 constexpr uint64_t kHugeWindow = HugePageScan::kWindowBytes;
-
-// "always [madvise] never" -> "madvise".
-std::string transparent_huge_page_mode() {
-  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
-  std::string line;
-  std::getline(in, line);
-  const size_t open = line.find('['), close = line.find(']');
-  return open < close && close != std::string::npos ? line.substr(open + 1, close - open - 1) : "";
-}
 
 TEST(HugePageBuffer, IsWholeWindowsOnAWindowBoundaryAndStartsZero) {
   const HugePageBuffer buffer(kHugeWindow + 1);
