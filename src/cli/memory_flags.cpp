@@ -27,7 +27,7 @@ void add_memory_flags(CLI::App& app, MemoryFlags& flags) {
   app.add_option("--mem-budget", flags.budget,
                  "memory the session may use: bytes (2G, 512M) or a share of the model's weights (40%); "
                  "weights that do not fit are paged from the file");
-  app.add_option("--cache-policy", flags.policy, "eviction policy for paged weights: lfu (default: decayed frequency) or lru");
+  app.add_option("--cache-policy", flags.policy, "eviction policy for paged experts: lfu (default: decayed frequency) or lru (dense weights, read every token in one order, go most recently read first)");
   app.add_option("--prefetch", flags.prefetch, "regions loaded ahead of the running one when paging")
       ->check(CLI::Range(0, 64));
   app.add_flag("--no-direct-io", flags.no_direct_io, "read paged weights through the page cache (no O_DIRECT)");

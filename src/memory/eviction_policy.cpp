@@ -74,7 +74,48 @@ class DecayedLfuPolicy final : public EvictionPolicy {
   double growth_;
 };
 
+// make_pool_policy's: `routed` ranks the experts and sees every event.
+class PoolPolicy final : public EvictionPolicy {
+ public:
+  PoolPolicy(std::unique_ptr<EvictionPolicy> routed, std::vector<uint8_t> every_step)
+      : routed_(std::move(routed)), every_step_(std::move(every_step)), last_use_(every_step_.size(), 0),
+        experts_(every_step_.size(), 0) {}
+  const char* name() const override { return routed_->name(); }
+  void on_load(uint32_t item) override { routed_->on_load(item); }
+  void on_use(uint32_t item) override {
+    last_use_[item] = ++clock_;
+    routed_->on_use(item);
+  }
+  void on_evict(uint32_t item) override { routed_->on_evict(item); }
+  uint32_t victim(std::span<const uint8_t> evictable) override {
+    const size_t n = std::min(evictable.size(), every_step_.size());
+    bool any_expert = false;
+    uint32_t latest = kNone;
+    for (size_t i = 0; i < n; ++i) {
+      experts_[i] = evictable[i] && !every_step_[i];
+      any_expert |= experts_[i] != 0;
+      // A weight loaded ahead and not yet used keeps its use of the last
+      // step, so it goes after every weight used since.
+      if (evictable[i] && every_step_[i] && (latest == kNone || last_use_[i] > last_use_[latest]))
+        latest = static_cast<uint32_t>(i);
+    }
+    return any_expert ? routed_->victim(std::span<const uint8_t>(experts_.data(), n)) : latest;
+  }
+
+ private:
+  std::unique_ptr<EvictionPolicy> routed_;
+  std::vector<uint8_t> every_step_;
+  std::vector<uint64_t> last_use_;
+  std::vector<uint8_t> experts_;  // scratch: allocated once
+  uint64_t clock_ = 0;
+};
+
 }  // namespace
+
+std::unique_ptr<EvictionPolicy> make_pool_policy(std::string_view name, std::vector<uint8_t> every_step) {
+  auto routed = make_eviction_policy(name, static_cast<uint32_t>(every_step.size()));
+  return std::make_unique<PoolPolicy>(std::move(routed), std::move(every_step));
+}
 
 std::unique_ptr<EvictionPolicy> make_eviction_policy(std::string_view name, uint32_t items) {
   if (name == "lru") return std::make_unique<LruPolicy>(items);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <vector>
 
 namespace synapse::memory {
 
@@ -31,5 +32,16 @@ class EvictionPolicy {
 // Known policy names (e.g. "lru", "lfu"); throws Error(Usage) naming the
 // known ones for any other name.
 std::unique_ptr<EvictionPolicy> make_eviction_policy(std::string_view name, uint32_t items);
+
+// The policy of a weight pool whose items are of two kinds: those with
+// every_step[item] set are read once per step in the same order (a dense
+// model's weights), the others when a router picks them (experts). Experts
+// go first, ranked by the named policy (an expert waits tokens for its next
+// use; a weight read every step, one step at most). Among the others the
+// one used last goes first: in a cycle its next use is the farthest, where
+// the least recently used (what LRU and decayed LFU evict in a cycle) is
+// needed next, so those policies miss on every read once the pool is
+// smaller than what cycles through it.
+std::unique_ptr<EvictionPolicy> make_pool_policy(std::string_view name, std::vector<uint8_t> every_step);
 
 }  // namespace synapse::memory

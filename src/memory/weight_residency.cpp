@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "memory/huge_page_scan.h"
 #include "synapse/error.h"
 
 namespace synapse::memory {
@@ -13,11 +14,54 @@ namespace {
 
 uint64_t round_up(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
 
+// Which chunks a step reads every time: all but the routed experts'.
+std::vector<uint8_t> every_step_chunks(const std::vector<Chunk>& chunks) {
+  std::vector<uint8_t> every_step(chunks.size());
+  for (size_t c = 0; c < chunks.size(); ++c) every_step[c] = !chunks[c].expert;
+  return every_step;
+}
+
+// Each advised range may split a mirror's mapping in three; this bounds
+// the mappings added (the kernel allows about 65,000 per process, and KV
+// pages take theirs).
+constexpr size_t kMaxHugeRanges = 2048;
+
+// Advises the mirrors into 2 MiB pages, but only windows wholly inside one
+// chunk, the largest chunks first: such a page holds that chunk's bytes
+// alone, is filled by its load and freed whole by its eviction, so resident
+// memory stays what the ledger counts. A window a chunk shares with a
+// neighbour stays in small pages (a 2 MiB page there would hold the
+// neighbour's bytes unloaded, uncounted). Fewer, larger pages matter twice:
+// each load faults a chunk in anew, and 4 KiB faults cost more than the
+// read (Qwen2.5-0.5B-shaped Q8_0 under --mem-budget 40%: 4.4 tok/s against
+// 6.2 advised, through the page cache; 2.1 against 2.5-3.2 with O_DIRECT);
+// and decode reads resident weights faster without TLB misses.
+void advise_huge_windows(const std::vector<Chunk>& chunks, const std::vector<uint8_t*>& mirrors) {
+  constexpr uint64_t kWindow = HugePageScan::kWindowBytes;
+  struct Range {
+    uintptr_t begin, end;
+  };
+  std::vector<Range> ranges;
+  for (const Chunk& chunk : chunks) {
+    if (chunk.rows_only) continue;  // read a row at a time, never loaded whole
+    const auto start = reinterpret_cast<uintptr_t>(mirrors[chunk.file] + chunk.offset);
+    const uintptr_t begin = round_up(start, kWindow), end = (start + chunk.bytes) / kWindow * kWindow;
+    if (end > begin) ranges.push_back({begin, end});
+  }
+  const size_t count = std::min(ranges.size(), kMaxHugeRanges);
+  std::partial_sort(ranges.begin(), ranges.begin() + static_cast<std::ptrdiff_t>(count), ranges.end(),
+                    [](const Range& a, const Range& b) { return a.end - a.begin > b.end - b.begin; });
+  // Advice only: where the kernel has no transparent huge pages, or no
+  // more mappings, the windows stay in small pages.
+  for (size_t i = 0; i < count; ++i)
+    ::madvise(reinterpret_cast<void*>(ranges[i].begin), ranges[i].end - ranges[i].begin, MADV_HUGEPAGE);
+}
+
 }  // namespace
 
 WeightResidency::WeightResidency(std::vector<std::string> files, ResidencyPlan plan, const ResidencyOptions& options)
     : plan_(std::move(plan)),
-      policy_(make_eviction_policy(options.policy, static_cast<uint32_t>(plan_.chunks.size()))),
+      policy_(make_pool_policy(options.policy, every_step_chunks(plan_.chunks))),
       state_(plan_.chunks.size(), State::Unloaded),
       pins_(plan_.chunks.size(), 0),
       fresh_(plan_.chunks.size(), 0),
@@ -43,6 +87,7 @@ WeightResidency::WeightResidency(std::vector<std::string> files, ResidencyPlan p
     mirrors_.push_back(static_cast<uint8_t*>(base));
     mirror_bytes_.push_back(bytes);
   }
+  advise_huge_windows(plan_.chunks, mirrors_);
   uint64_t pinned_bytes = 0;
   for (const Chunk& chunk : plan_.chunks)
     if (chunk.pinned) pinned_bytes += chunk.bytes;

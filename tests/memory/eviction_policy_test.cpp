@@ -43,6 +43,31 @@ TEST(EvictionPolicy, LfuKeepsAFrequentlyUsedItemOverARecentOne) {
   EXPECT_EQ(lru->victim(cached), 0u);  // where LRU gives up the frequent one
 }
 
+// A pool of weights read in the same order every step, and experts: the
+// experts go first, by the named policy; then the weight used last, whose
+// next read is a whole step away; a weight loaded ahead but not yet used
+// goes after every weight used since its last read.
+TEST(EvictionPolicy, PoolPolicyGivesUpExpertsFirstThenTheWeightUsedLast) {
+  const std::vector<uint8_t> every_step{1, 1, 1, 0, 0};
+  auto pool = make_pool_policy("lru", every_step);
+  EXPECT_STREQ(pool->name(), "lru");
+  for (uint32_t i : {0u, 1u, 2u, 3u, 4u}) {
+    pool->on_load(i);
+    pool->on_use(i);
+  }
+  pool->on_use(3);  // expert 4 is now the least recently used
+  EXPECT_EQ(pool->victim(std::vector<uint8_t>{1, 1, 1, 1, 1}), 4u);
+  EXPECT_EQ(pool->victim(std::vector<uint8_t>{1, 1, 1, 1, 0}), 3u);
+  EXPECT_EQ(pool->victim(std::vector<uint8_t>{1, 1, 1, 0, 0}), 2u);  // used last of the three
+  pool->on_use(0);
+  EXPECT_EQ(pool->victim(std::vector<uint8_t>{1, 1, 1, 0, 0}), 0u);
+  pool->on_evict(1);
+  pool->on_load(1);  // loaded ahead, not yet used: its last read is the oldest
+  EXPECT_EQ(pool->victim(std::vector<uint8_t>{0, 1, 1, 0, 0}), 2u);
+  EXPECT_EQ(pool->victim(std::vector<uint8_t>{0, 0, 0, 0, 0}), EvictionPolicy::kNone);
+  EXPECT_THROW(make_pool_policy("fifo", every_step), Error);
+}
+
 TEST(EvictionPolicy, LfuLetsAStalePopularItemGo) {
   // Item 0 was hot long ago; item 1 has been used steadily since: decay
   // makes 0 the victim even though its raw count is higher.
