@@ -19,7 +19,7 @@ namespace synapse::cpu {
 struct BenchOperands {
   uint64_t w_stride = 0;      // bytes per weight row
   uint64_t matrix_bytes = 0;  // bytes per copy
-  memory::HugePageBuffer weights{1};
+  memory::HugePageBuffer weights;
   uint64_t x_stride = 0;      // bytes per activation row
   std::vector<uint8_t> x;
   const uint8_t* matrix(int copy) const { return weights.data() + copy * matrix_bytes; }

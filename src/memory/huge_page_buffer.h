@@ -17,6 +17,7 @@ std::string transparent_huge_page_mode();
 
 class HugePageBuffer {
  public:
+  HugePageBuffer() = default;  // empty: maps nothing
   // At least `bytes` (a whole number of 2 MiB windows), zero, not yet
   // touched. Throws Error(InsufficientMemory) when it cannot be mapped.
   explicit HugePageBuffer(uint64_t bytes);

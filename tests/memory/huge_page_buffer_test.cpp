@@ -37,6 +37,13 @@ TEST(HugePageBuffer, WrittenWholeItLiesInHugePagesWhereTheKernelGivesThem) {
   EXPECT_LE(buffer.huge_share(), 1.0);
 }
 
+TEST(HugePageBuffer, AnEmptyBufferMapsNothing) {
+  const HugePageBuffer empty;
+  EXPECT_EQ(empty.data(), nullptr);
+  EXPECT_EQ(empty.size(), 0u);
+  EXPECT_EQ(empty.huge_share(), -1);
+}
+
 TEST(HugePageBuffer, MovesOwnershipWithoutUnmappingTwice) {
   HugePageBuffer first(kHugeWindow);
   first.data()[0] = 3;
