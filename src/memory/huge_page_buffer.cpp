@@ -42,11 +42,7 @@ HugePageBuffer::HugePageBuffer(uint64_t bytes) {
 
 HugePageBuffer::~HugePageBuffer() { release(); }
 
-HugePageBuffer::HugePageBuffer(HugePageBuffer&& other) noexcept
-    : mapping_(std::exchange(other.mapping_, nullptr)),
-      mapped_(std::exchange(other.mapped_, 0)),
-      data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)) {}
+HugePageBuffer::HugePageBuffer(HugePageBuffer&& other) noexcept { *this = std::move(other); }
 
 HugePageBuffer& HugePageBuffer::operator=(HugePageBuffer&& other) noexcept {
   if (this != &other) {

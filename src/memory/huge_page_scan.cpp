@@ -62,11 +62,20 @@ HugePageScan::~HugePageScan() {
   if (pagemap_ >= 0) ::close(pagemap_);
 }
 
+std::span<const uint8_t> whole_windows(std::span<const uint8_t> range) {
+  constexpr uint64_t kWindow = HugePageScan::kWindowBytes;
+  const auto first = (reinterpret_cast<uint64_t>(range.data()) + kWindow - 1) & ~(kWindow - 1);
+  const auto last = (reinterpret_cast<uint64_t>(range.data()) + range.size()) & ~(kWindow - 1);
+  if (first >= last) return {};
+  return {reinterpret_cast<const uint8_t*>(first), last - first};
+}
+
 std::vector<std::span<const uint8_t>> HugePageScan::small_windows(std::span<const uint8_t> range) const {
   std::vector<std::span<const uint8_t>> windows;
-  const auto first = (reinterpret_cast<uint64_t>(range.data()) + kWindowBytes - 1) & ~(kWindowBytes - 1);
-  const auto last = (reinterpret_cast<uint64_t>(range.data()) + range.size()) & ~(kWindowBytes - 1);
-  if (pagemap_ < 0 || first >= last) return windows;
+  const std::span<const uint8_t> whole = whole_windows(range);
+  if (pagemap_ < 0 || whole.empty()) return windows;
+  const auto first = reinterpret_cast<uint64_t>(whole.data());
+  const uint64_t last = first + whole.size();
   PageRegion regions[kRegionsPerCall];
   for (uint64_t at = first; at < last;) {
     uint64_t walk_end = 0;

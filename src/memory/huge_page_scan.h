@@ -10,6 +10,10 @@
 
 namespace synapse::memory {
 
+// The 2 MiB-aligned windows lying wholly inside `range`, as one span
+// (empty when none does).
+std::span<const uint8_t> whole_windows(std::span<const uint8_t> range);
+
 class HugePageScan {
  public:
   static constexpr uint64_t kWindowBytes = 2ull << 20;

@@ -37,24 +37,19 @@ constexpr size_t kMaxHugeRanges = 2048;
 // 6.2 advised, through the page cache; 2.1 against 2.5-3.2 with O_DIRECT);
 // and decode reads resident weights faster without TLB misses.
 void advise_huge_windows(const std::vector<Chunk>& chunks, const std::vector<uint8_t*>& mirrors) {
-  constexpr uint64_t kWindow = HugePageScan::kWindowBytes;
-  struct Range {
-    uintptr_t begin, end;
-  };
-  std::vector<Range> ranges;
+  std::vector<std::span<const uint8_t>> ranges;
   for (const Chunk& chunk : chunks) {
     if (chunk.rows_only) continue;  // read a row at a time, never loaded whole
-    const auto start = reinterpret_cast<uintptr_t>(mirrors[chunk.file] + chunk.offset);
-    const uintptr_t begin = round_up(start, kWindow), end = (start + chunk.bytes) / kWindow * kWindow;
-    if (end > begin) ranges.push_back({begin, end});
+    const std::span<const uint8_t> whole = whole_windows({mirrors[chunk.file] + chunk.offset, chunk.bytes});
+    if (!whole.empty()) ranges.push_back(whole);
   }
   const size_t count = std::min(ranges.size(), kMaxHugeRanges);
   std::partial_sort(ranges.begin(), ranges.begin() + static_cast<std::ptrdiff_t>(count), ranges.end(),
-                    [](const Range& a, const Range& b) { return a.end - a.begin > b.end - b.begin; });
+                    [](const auto& a, const auto& b) { return a.size() > b.size(); });
   // Advice only: where the kernel has no transparent huge pages, or no
   // more mappings, the windows stay in small pages.
   for (size_t i = 0; i < count; ++i)
-    ::madvise(reinterpret_cast<void*>(ranges[i].begin), ranges[i].end - ranges[i].begin, MADV_HUGEPAGE);
+    ::madvise(const_cast<uint8_t*>(ranges[i].data()), ranges[i].size(), MADV_HUGEPAGE);
 }
 
 }  // namespace

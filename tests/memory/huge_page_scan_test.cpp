@@ -32,6 +32,16 @@ class HalfHugeMemory {
   uint8_t* begin_ = nullptr;
 };
 
+TEST(HugePageScan, WholeWindowsAreTheAlignedWindowsLyingInsideARange) {
+  const auto* base = reinterpret_cast<const uint8_t*>(uintptr_t{64} * kWindow);
+  EXPECT_EQ(whole_windows({base, 3 * kWindow}).data(), base);
+  EXPECT_EQ(whole_windows({base, 3 * kWindow}).size(), 3 * kWindow);
+  EXPECT_EQ(whole_windows({base + 1, 3 * kWindow}).data(), base + kWindow);
+  EXPECT_EQ(whole_windows({base + 1, 3 * kWindow}).size(), 2 * kWindow);
+  EXPECT_TRUE(whole_windows({base + 1, 2 * kWindow - 2}).empty());
+  EXPECT_TRUE(whole_windows({base, kWindow - 1}).empty());
+}
+
 // The windows mapped in small pages are found, merged into one run, and
 // only windows wholly inside the range asked about are named.
 TEST(HugePageScan, NamesTheWholeWindowsOfARangeMappedInSmallPages) {

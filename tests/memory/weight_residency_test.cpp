@@ -145,10 +145,8 @@ TEST(WeightResidency, WholeWindowsOfALoadedChunkLieInHugePagesAndLeaveWithIt) {
   residency.acquire(first_chunk);
   const uint8_t* data = residency.data(ir::TensorId{0});
   ASSERT_EQ(0, std::memcmp(data, bytes.data() + offsets[0], sizes[0]));
-  const auto begin = (reinterpret_cast<uintptr_t>(data) + kWindow - 1) & ~(kWindow - 1);
-  const auto end = (reinterpret_cast<uintptr_t>(data) + sizes[0]) & ~(kWindow - 1);
-  ASSERT_GE(end - begin, 2 * kWindow);
-  const std::span<const uint8_t> whole(reinterpret_cast<const uint8_t*>(begin), end - begin);
+  const std::span<const uint8_t> whole = whole_windows({data, sizes[0]});
+  ASSERT_GE(whole.size(), 2 * kWindow);
   EXPECT_TRUE(scan.small_windows(whole).empty());
   residency.release(first_chunk);
   residency.acquire(second_chunk);
