@@ -266,7 +266,7 @@ void matvec_q4_k_or_q5_k(const uint8_t* w, uint64_t w_stride, int64_t rows, cons
                                       kFifthBit ? Reread::kNo : Reread::kNextPass, MatvecWeights::kSuperBlocks);
       __m256 acc = b0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(y + r);
       for (int64_t b = 0; b < count; ++b) {
-        prefetch.step(b);
+        prefetch.step<kPrefetchLinesUnrolled>(b);
         acc = Rows::step(row + b * Rows::kBlockBytes, w_stride, act[b], acc);
       }
       _mm256_storeu_ps(y + r, acc);
@@ -282,7 +282,7 @@ void matvec_q6_k(const uint8_t* w, uint64_t w_stride, int64_t rows, const uint8_
                                     Reread::kNo, MatvecWeights::kSuperBlocks);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < blocks; ++b) {
-      prefetch.step(b);
+      prefetch.step<kPrefetchLinesUnrolled>(b);
       acc = Q6KRows::step(row + b * kQ6KBytes, w_stride, x + b * kActBlockBytes, acc);
     }
     _mm256_storeu_ps(y + r, acc);
