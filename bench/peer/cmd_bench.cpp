@@ -7,15 +7,20 @@
 // untimed, and the test follows them. Each test has its own context (n_ctx =
 // the depth and the test's tokens, as llama-bench), one untimed warm-up
 // run (none with --no-warmup), then R timed repetitions, each starting from a cleared memory. Token
-// ids come from a fixed seed. One JSON line per test.
+// ids come from a fixed seed. One JSON line per test; a tg line also gives
+// weights_in_2m_pages, as synapse bench does, where llama.cpp mapped the file.
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "format/mapped_file.h"
 #include "llama_session.h"
 #include "peer_commands.h"
 #include "peer_error.h"
@@ -88,11 +93,26 @@ double median(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+// The share of the model file's mappings in this process (llama.cpp maps
+// it itself) that lies in 2 MiB pages, as synapse bench reports its own
+// weights': decode reads every weight, and a TLB miss per 4 KiB slows it.
+// Empty where the file is not mapped (llama.cpp read it instead) or smaps
+// cannot be read.
+std::optional<double> weights_in_huge_pages(const std::string& model) {
+  std::error_code error;
+  const std::filesystem::path path = std::filesystem::canonical(model, error);
+  std::ifstream smaps("/proc/self/smaps");
+  if (error || !smaps) return std::nullopt;
+  const FileMappingPages pages = smaps_file_mapping_pages(smaps, path.string());
+  if (pages.mapped == 0) return std::nullopt;
+  return static_cast<double>(pages.in_huge_pages) / static_cast<double>(pages.mapped);
+}
+
 void report(const BenchArgs& args, const char* kind, uint32_t n_prompt, uint32_t n_gen,
-            const std::vector<double>& tps) {
+            const std::vector<double>& tps, std::optional<double> huge_page_share = std::nullopt) {
   std::string test = std::string(kind) + std::to_string(n_prompt + n_gen);
   if (args.depth > 0) test += " @ d" + std::to_string(args.depth);
-  const nlohmann::json line = {
+  nlohmann::json line = {
       {"test", test},
       {"model", args.model},
       {"n_prompt", n_prompt},
@@ -103,6 +123,7 @@ void report(const BenchArgs& args, const char* kind, uint32_t n_prompt, uint32_t
       {"tps", tps},
       {"median_tps", median(tps)},
   };
+  if (huge_page_share) line["weights_in_2m_pages"] = *huge_page_share;
   OutputFile out("-");
   out.write_text(line.dump() + "\n");
   out.close();
@@ -137,7 +158,7 @@ int run_bench(const BenchArgs& args, const PeerOptions& options) {
     if (!args.no_warmup) time_generation(session, depth, tokens.first(1));  // one token, as llama-bench
     std::vector<double> tps;
     for (int32_t r = 0; r < args.reps; ++r) tps.push_back(args.tg / time_generation(session, depth, tokens));
-    report(args, "tg", 0, args.tg, tps);
+    report(args, "tg", 0, args.tg, tps, weights_in_huge_pages(args.model));
   }
   return kExitOk;
 }

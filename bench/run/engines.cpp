@@ -50,7 +50,9 @@ TestRate synapse_rate(const nlohmann::json& line) {
 
 // synapse-peer bench: "test" and "median_tps" (of its one repetition).
 TestRate peer_rate(const nlohmann::json& line) {
-  return {line.at("test").get<std::string>(), line.at("median_tps").get<double>()};
+  TestRate rate{line.at("test").get<std::string>(), line.at("median_tps").get<double>()};
+  rate.huge_page_share = line.value("weights_in_2m_pages", -1.0);
+  return rate;
 }
 
 }  // namespace

@@ -36,7 +36,7 @@ struct TestRate {
   std::string test;  // "pp512", "tg128", "tg128 @ d8192"
   double tps = 0;
   uint64_t decode_weight_bytes = 0;  // synapse's tg tests only: weight bytes one decode step reads
-  double huge_page_share = -1;       // synapse's tg tests only: its weights' share in 2 MiB pages; < 0 unknown
+  double huge_page_share = -1;       // tg tests: the engine's weights' share in 2 MiB pages; < 0 unknown
 };
 
 // Reads the JSON lines an engine printed; throws std::runtime_error when a

@@ -56,11 +56,11 @@ std::vector<RowResult> summarize_rows(const Plan& plan, const std::vector<Engine
         if (run.case_index != ci) continue;
         auto& per_round = run.engine == Engine::Synapse ? row.synapse_tps : row.peer_tps;
         per_round.at(static_cast<size_t>(run.round - 1)) = rate_of(run, test);
+        double& lowest_share = run.engine == Engine::Synapse ? row.huge_page_share : row.peer_huge_page_share;
         for (const TestRate& r : run.rates) {
           if (r.test == test && r.decode_weight_bytes > 0) row.decode_weight_bytes = r.decode_weight_bytes;
           if (r.test == test && r.huge_page_share >= 0)
-            row.huge_page_share =
-                row.huge_page_share < 0 ? r.huge_page_share : std::min(row.huge_page_share, r.huge_page_share);
+            lowest_share = lowest_share < 0 ? r.huge_page_share : std::min(lowest_share, r.huge_page_share);
         }
       }
       row.stats = summarize_paired(row.synapse_tps, row.peer_tps, plan.cases[ci].target, plan.seed);
@@ -111,7 +111,9 @@ json rounds_json(const BenchReport& report) {
                     {"verdict", verdict_name(s.verdict)},
                     {"decode_weight_bytes", row.decode_weight_bytes},
                     {"synapse_weights_in_2m_pages",
-                     row.huge_page_share < 0 ? json(nullptr) : json(row.huge_page_share)}});
+                     row.huge_page_share < 0 ? json(nullptr) : json(row.huge_page_share)},
+                    {"llama.cpp_weights_in_2m_pages",
+                     row.peer_huge_page_share < 0 ? json(nullptr) : json(row.peer_huge_page_share)}});
   }
   return {{"command", report.command},
           {"host", {{"cpu_model", report.host.cpu_model}, {"membw", membw}}},
@@ -163,8 +165,10 @@ std::string summary_markdown(const BenchReport& report) {
     md += "\n" + row.test + " on " + model_name(c) + ", " + std::to_string(c.threads) +
           (c.threads == 1 ? " thread" : " threads") + ": weights read at " + moved(row.stats.median_a) +
           " by synapse, " + moved(row.stats.median_b) + " by llama.cpp";
-    if (row.huge_page_share >= 0)
-      md += format("; synapse's weights %.0f%% in 2 MiB pages (lowest round)", 100 * row.huge_page_share);
+    const auto share = [](double s) { return s < 0 ? std::string("–") : format("%.0f%%", 100 * s); };
+    if (row.huge_page_share >= 0 || row.peer_huge_page_share >= 0)
+      md += "; weights in 2 MiB pages (lowest round): synapse " + share(row.huge_page_share) + ", llama.cpp " +
+            share(row.peer_huge_page_share);
   }
   return md + "\n";
 }

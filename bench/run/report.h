@@ -46,9 +46,11 @@ struct RowResult {
   std::vector<std::optional<double>> synapse_tps;  // per round; nullopt where the run failed
   std::vector<std::optional<double>> peer_tps;
   uint64_t decode_weight_bytes = 0;  // from synapse's tg runs, 0 otherwise
-  // The lowest share of synapse's weights in 2 MiB pages over the rounds
-  // (the page cache's state moves decode speed); < 0 unknown.
+  // The lowest share of each engine's weights in 2 MiB pages over the
+  // rounds (the page cache's state and the mapping's advice move decode
+  // speed); < 0 unknown.
   double huge_page_share = -1;
+  double peer_huge_page_share = -1;
   PairedSummary stats;
 };
 

@@ -115,6 +115,24 @@ uint64_t smaps_huge_page_bytes(std::istream& smaps, uintptr_t begin, uintptr_t e
   return bytes;
 }
 
+FileMappingPages smaps_file_mapping_pages(std::istream& smaps, const std::string& path) {
+  FileMappingPages pages;
+  bool inside = false;  // the lines that follow belong to a mapping of path
+  for (std::string line; std::getline(smaps, line);) {
+    uintptr_t from = 0, to = 0;
+    int name_at = 0;
+    // "from-to perms offset dev inode" then the path, after spaces.
+    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " %*s %*s %*s %*s %n", &from, &to, &name_at) == 2 &&
+        name_at > 0) {
+      inside = line.compare(static_cast<size_t>(name_at), std::string::npos, path) == 0;
+      if (inside) pages.mapped += to - from;
+    } else if (unsigned long long kib = 0; inside && std::sscanf(line.c_str(), "FilePmdMapped: %llu kB", &kib) == 1) {
+      pages.in_huge_pages += kib * 1024;
+    }
+  }
+  return pages;
+}
+
 uint64_t MappedFile::bytes_in_huge_pages() const {
   std::ifstream smaps("/proc/self/smaps");
   const auto begin = reinterpret_cast<uintptr_t>(data_);

@@ -56,10 +56,14 @@ TEST(BenchRunEngines, ReadsEachEnginesLines) {
   EXPECT_LT(synapse[0].huge_page_share, 0);  // not reported: unknown
 
   const std::vector<TestRate> peer = parse_engine_output(
-      Engine::LlamaCpp, "{\"median_tps\":90,\"test\":\"pp16\"}\nnot json\n{\"median_tps\":40,\"test\":\"tg8\"}\n",
+      Engine::LlamaCpp,
+      "{\"median_tps\":90,\"test\":\"pp16\"}\nnot json\n"
+      "{\"median_tps\":40,\"test\":\"tg8\",\"weights_in_2m_pages\":0.5}\n",
       tiny_case());
   ASSERT_EQ(peer.size(), 2u);
   EXPECT_DOUBLE_EQ(peer[1].tps, 40);
+  EXPECT_DOUBLE_EQ(peer[1].huge_page_share, 0.5);
+  EXPECT_LT(peer[0].huge_page_share, 0);
 }
 
 TEST(BenchRunEngines, AMissingTestOrFieldIsAnError) {

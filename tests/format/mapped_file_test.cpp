@@ -59,6 +59,28 @@ TEST(MappedFile, HugePageBytesCountOnlyTheMappingsOverlappingTheRange) {
   EXPECT_EQ(bytes(0x1000, 0x2000), 0u);
 }
 
+TEST(MappedFile, AFilesMappingPagesCountOnlyTheMappingsNamingThatFile) {
+  const std::string smaps =
+      "00400000-00600000 r--s 00000000 fe:00 1     /models/a b.gguf\n"
+      "Size:               2048 kB\n"
+      "FilePmdMapped:      2048 kB\n"
+      "00600000-00a00000 r--s 00200000 fe:00 1     /models/a b.gguf\n"
+      "FilePmdMapped:         0 kB\n"
+      "00a00000-00c00000 r--s 00000000 fe:00 2     /models/a b.gguf.part\n"
+      "FilePmdMapped:      2048 kB\n"
+      "7f0000000000-7f0000001000 rw-p 00000000 00:00 0 \n"
+      "FilePmdMapped:         0 kB\n";
+  const auto pages = [&](const std::string& path) {
+    std::istringstream in(smaps);
+    return smaps_file_mapping_pages(in, path);
+  };
+  const FileMappingPages model = pages("/models/a b.gguf");
+  EXPECT_EQ(model.mapped, 6u << 20);
+  EXPECT_EQ(model.in_huge_pages, 2u << 20);
+  EXPECT_EQ(pages("/models/a").mapped, 0u);  // a prefix of a mapped path is another file
+  EXPECT_EQ(pages("/models/other.gguf").in_huge_pages, 0u);
+}
+
 // One byte of every page of a DiskFile's mapping, summed (which faults
 // every page in): 7 per page.
 uint64_t sum_of_pages(const MappedFile& file) {
