@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <string_view>
 
 #include "synapse/error.h"
 
@@ -101,36 +102,40 @@ void MappedFile::advise(uint64_t offset, uint64_t length) const {
   ::madvise(p, length, readahead_ ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 }
 
-uint64_t smaps_huge_page_bytes(std::istream& smaps, uintptr_t begin, uintptr_t end) {
-  bool inside = false;  // the lines that follow belong to a mapping overlapping [begin, end)
-  uint64_t bytes = 0;
-  for (std::string line; std::getline(smaps, line);) {
-    uintptr_t from = 0, to = 0;
-    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " ", &from, &to) == 2) {
-      inside = from < end && to > begin;
-    } else if (unsigned long long kib = 0; inside && std::sscanf(line.c_str(), "FilePmdMapped: %llu kB", &kib) == 1) {
-      bytes += kib * 1024;
-    }
-  }
-  return bytes;
-}
+namespace {
 
-FileMappingPages smaps_file_mapping_pages(std::istream& smaps, const std::string& path) {
+// Walks a /proc/PID/smaps text: for every mapping that `select(from, to,
+// name)` takes, adds its bytes to mapped and its FilePmdMapped bytes to
+// in_huge_pages. `name` is what follows the inode on the header line: the
+// file's path, or nothing.
+template <class Select>
+FileMappingPages sum_mappings(std::istream& smaps, Select select) {
   FileMappingPages pages;
-  bool inside = false;  // the lines that follow belong to a mapping of path
+  bool inside = false;  // the lines that follow belong to a selected mapping
   for (std::string line; std::getline(smaps, line);) {
     uintptr_t from = 0, to = 0;
     int name_at = 0;
     // "from-to perms offset dev inode" then the path, after spaces.
     if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " %*s %*s %*s %*s %n", &from, &to, &name_at) == 2 &&
         name_at > 0) {
-      inside = line.compare(static_cast<size_t>(name_at), std::string::npos, path) == 0;
+      inside = select(from, to, std::string_view(line).substr(static_cast<size_t>(name_at)));
       if (inside) pages.mapped += to - from;
     } else if (unsigned long long kib = 0; inside && std::sscanf(line.c_str(), "FilePmdMapped: %llu kB", &kib) == 1) {
       pages.in_huge_pages += kib * 1024;
     }
   }
   return pages;
+}
+
+}  // namespace
+
+uint64_t smaps_huge_page_bytes(std::istream& smaps, uintptr_t begin, uintptr_t end) {
+  return sum_mappings(smaps, [&](uintptr_t from, uintptr_t to, std::string_view) { return from < end && to > begin; })
+      .in_huge_pages;
+}
+
+FileMappingPages smaps_file_mapping_pages(std::istream& smaps, const std::string& path) {
+  return sum_mappings(smaps, [&](uintptr_t, uintptr_t, std::string_view name) { return name == path; });
 }
 
 uint64_t MappedFile::bytes_in_huge_pages() const {

@@ -63,18 +63,20 @@ class MappedFile {
   uint64_t size_ = 0;
 };
 
-// The FilePmdMapped bytes that a /proc/PID/smaps text gives the mappings
-// overlapping [begin, end) (MappedFile::bytes_in_huge_pages reads its own).
-uint64_t smaps_huge_page_bytes(std::istream& smaps, uintptr_t begin, uintptr_t end);
-
-// The mappings of the file at `path` (as smaps names it: absolute, links
-// resolved) in a /proc/PID/smaps text: their bytes and the FilePmdMapped
-// share of them. For a program that maps a file itself (llama.cpp, in the
-// peer harness).
+// Bytes of mappings, and of those the FilePmdMapped ones (2 MiB pages), as
+// a /proc/PID/smaps text gives them.
 struct FileMappingPages {
   uint64_t mapped = 0;
   uint64_t in_huge_pages = 0;
 };
+
+// The FilePmdMapped bytes of the mappings overlapping [begin, end)
+// (MappedFile::bytes_in_huge_pages reads its own).
+uint64_t smaps_huge_page_bytes(std::istream& smaps, uintptr_t begin, uintptr_t end);
+
+// The mappings of the file at `path` (as smaps names it: absolute, links
+// resolved). For a program that maps a file itself (llama.cpp, in the peer
+// harness).
 FileMappingPages smaps_file_mapping_pages(std::istream& smaps, const std::string& path);
 
 }  // namespace synapse

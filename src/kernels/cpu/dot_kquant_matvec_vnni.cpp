@@ -38,6 +38,9 @@ namespace synapse::cpu::kquant {
 namespace {
 
 constexpr int kPassRows = 8;
+// Prefetch requests issued at a time (NextPassPrefetch::step): a step
+// spans 18-27 lines.
+constexpr int kPrefetchLinesUnrolled = 8;
 // Super-blocks whose activation side is prepared at a time (a 8192-wide
 // row); longer rows go chunk by chunk, the accumulators kept in y.
 constexpr int64_t kChunkBlocks = 32;

@@ -69,10 +69,6 @@ namespace {
 
 enum class Reread { kNo, kNextPass };
 
-// The window requests a K-quant matvec issues at a time
-// (NextPassPrefetch::step).
-inline constexpr int kPrefetchLinesUnrolled = 8;
-
 inline constexpr uint64_t kWalkAheadBytes = 8192;
 
 // What MatvecPrefetchStyle::kWalkAhead asks for while a pass of pass_rows
@@ -160,8 +156,8 @@ class NextPassPrefetch {
   // keep the plain loop.
   template <int kLinesUnrolled = 1>
   void step(int64_t s) const {
-    far_.template step<kLinesUnrolled>(s);
-    near_.template step<kLinesUnrolled>(s);
+    far_.step<kLinesUnrolled>(s);
+    near_.step<kLinesUnrolled>(s);
     walk_.step(s);
   }
 
